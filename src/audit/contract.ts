@@ -1,0 +1,78 @@
+export type AuditLevel = 'off' | 'writes' | 'reads' | 'verbose';
+export type MemoryType = 'episodic' | 'semantic' | 'procedural' | 'working' | 'system';
+
+/** One row of `memory_audit_log`. */
+export interface AuditRecord {
+  timestamp: Date;
+  operation: string;
+  memoryType: MemoryType;
+  userId?: string;
+  sessionId?: string;
+  conversationId?: string;
+  sourceChannel?: string;
+  targetChannels?: string[];
+  affectedIds?: string[];
+  queryText?: string;
+  resultCount?: number;
+  latencyMs?: number;
+  success?: boolean;
+  errorMessage?: string;
+  promotedFromChannel?: string;
+  promotionConfidence?: number;
+  promotionAccessCount?: number;
+  promotionConversationCount?: number;
+  metadata?: Record<string, unknown>;
+}
+
+export interface WriteEvent {
+  operation: string;
+  memoryType: MemoryType;
+  userId: string;
+  channel: string;
+  conversationId?: string;
+  sessionId?: string;
+  affectedIds: string[];
+  latencyMs?: number;
+  /** Kept only at `verbose` (payloads can be large or sensitive). */
+  payload?: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
+}
+
+export interface ReadEvent {
+  operation: string;
+  memoryType: MemoryType;
+  userId: string;
+  channel: string;
+  query: string;
+  channelsSearched: string[];
+  resultCount: number;
+  latencyMs: number;
+  payload?: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
+}
+
+export interface PromotionEvent {
+  userId: string;
+  factId: string;
+  newFactId: string;
+  sourceChannel: string;
+  reason: string;
+  confidence: number;
+  accessCount: number;
+  conversationCount: number;
+  thresholds: Record<string, number>;
+}
+
+/**
+ * The audit trail for compliance. Calls never block on Postgres: records are queued and
+ * written in batches; while Postgres is down they are spooled to disk and replayed later.
+ * `flush()` resolves when everything queued so far is in Postgres or the spool.
+ */
+export interface AuditLogger {
+  readonly level: AuditLevel;
+  logWrite(event: WriteEvent): void;
+  logRead(event: ReadEvent): void;
+  logPromotion(event: PromotionEvent): void;
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}

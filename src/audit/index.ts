@@ -1,0 +1,2 @@
+export * from './contract';
+export { PgAuditLogger } from './pg-audit-logger';

@@ -1,0 +1,197 @@
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Queryable } from '../infra/postgres';
+import type { Logger } from '../infra/logger';
+import type { AuditLevel, AuditLogger, AuditRecord, PromotionEvent, ReadEvent, WriteEvent } from './contract';
+
+const COLUMNS = [
+  'timestamp', 'operation', 'memory_type', 'user_id', 'session_id', 'conversation_id', 'source_channel', 'target_channels',
+  'affected_ids', 'query_text', 'result_count', 'latency_ms', 'success', 'error_message', 'promoted_from_channel',
+  'promotion_confidence', 'promotion_access_count', 'promotion_conversation_count', 'config_snapshot', 'metadata',
+] as const;
+
+// $1 days -> created count; called when a row has no partition to land in
+const ENSURE_PARTITIONS = "SELECT ensure_audit_partitions((now() AT TIME ZONE 'UTC')::date - 1, $1::int)";
+
+export interface PgAuditOptions {
+  level: AuditLevel;
+  spoolDir: string;
+  /** Settings that shaped each operation (thresholds, models, weights), stored on each row. */
+  configSnapshot: Record<string, unknown>;
+  batchSize?: number;
+  flushIntervalMs?: number;
+}
+
+/**
+ * Batched, durable audit writer. Rows wait in memory at most `flushIntervalMs`; a failed
+ * insert moves the batch to a JSONL spool file, which is replayed (oldest first) on the
+ * next successful flush. On close, whatever remains is written or spooled: nothing queued
+ * is dropped.
+ */
+export class PgAuditLogger implements AuditLogger {
+  readonly level: AuditLevel;
+  private queue: AuditRecord[] = [];
+  private flushing: Promise<void> = Promise.resolve();
+  private readonly timer: NodeJS.Timeout;
+  private readonly batchSize: number;
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly opts: PgAuditOptions,
+    private readonly log: Logger,
+  ) {
+    this.level = opts.level;
+    this.batchSize = opts.batchSize ?? 200;
+    this.timer = setInterval(() => void this.flush(), opts.flushIntervalMs ?? 250);
+    this.timer.unref();
+  }
+
+  logWrite(e: WriteEvent): void {
+    if (this.level === 'off') return;
+    this.enqueue({
+      timestamp: new Date(),
+      operation: e.operation,
+      memoryType: e.memoryType,
+      userId: e.userId,
+      sessionId: e.sessionId,
+      conversationId: e.conversationId,
+      sourceChannel: e.channel,
+      targetChannels: [e.channel],
+      affectedIds: e.affectedIds,
+      latencyMs: e.latencyMs,
+      metadata: { ...e.metadata, ...(this.level === 'verbose' && e.payload ? { payload: e.payload } : {}) },
+    });
+  }
+
+  logRead(e: ReadEvent): void {
+    if (this.level !== 'reads' && this.level !== 'verbose') return;
+    this.enqueue({
+      timestamp: new Date(),
+      operation: e.operation,
+      memoryType: e.memoryType,
+      userId: e.userId,
+      sourceChannel: e.channel,
+      targetChannels: e.channelsSearched,
+      queryText: e.query,
+      resultCount: e.resultCount,
+      latencyMs: e.latencyMs,
+      metadata: { ...e.metadata, ...(this.level === 'verbose' && e.payload ? { payload: e.payload } : {}) },
+    });
+  }
+
+  logPromotion(e: PromotionEvent): void {
+    if (this.level === 'off') return;
+    this.enqueue({
+      timestamp: new Date(),
+      operation: 'promote',
+      memoryType: 'semantic',
+      userId: e.userId,
+      sourceChannel: e.sourceChannel,
+      targetChannels: ['_global'],
+      affectedIds: [e.factId, e.newFactId],
+      promotedFromChannel: e.sourceChannel,
+      promotionConfidence: e.confidence,
+      promotionAccessCount: e.accessCount,
+      promotionConversationCount: e.conversationCount,
+      metadata: { reason: e.reason, thresholds: e.thresholds },
+    });
+  }
+
+  private enqueue(record: AuditRecord): void {
+    this.queue.push(record);
+    if (this.queue.length >= this.batchSize) void this.flush();
+  }
+
+  /** Writes everything queued so far (or spools it); serialised so batches stay in order. */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(() => this.drain());
+    return this.flushing;
+  }
+
+  private async drain(): Promise<void> {
+    await this.replaySpool();
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.batchSize);
+      try {
+        await this.insert(batch);
+      } catch (err) {
+        this.spool(batch, err);
+        // Postgres is down: spool the rest without trying each batch against it.
+        if (this.queue.length > 0) this.spool(this.queue.splice(0), err);
+      }
+    }
+  }
+
+  private async insert(batch: AuditRecord[]): Promise<void> {
+    if (batch.length === 0) return;
+    const params: unknown[] = [];
+    const rows = batch.map((r) => {
+      const values = [
+        r.timestamp, r.operation, r.memoryType, r.userId ?? null, r.sessionId ?? null, r.conversationId ?? null, r.sourceChannel ?? null,
+        r.targetChannels ?? null, r.affectedIds ?? null, r.queryText ?? null, r.resultCount ?? null,
+        r.latencyMs === undefined ? null : Math.round(r.latencyMs), r.success ?? true, r.errorMessage ?? null, r.promotedFromChannel ?? null,
+        r.promotionConfidence ?? null, r.promotionAccessCount ?? null, r.promotionConversationCount ?? null,
+        this.opts.configSnapshot, r.metadata ?? {},
+      ];
+      const placeholders = values.map((v) => {
+        params.push(v);
+        return `$${params.length}`;
+      });
+      return `(${placeholders.join(', ')})`;
+    });
+    const sql = `INSERT INTO memory_audit_log (${COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`;
+    try {
+      await this.db.query(sql, params);
+    } catch (err) {
+      // 23514: no partition for the row's day (the worker has not created it yet).
+      if ((err as { code?: string }).code !== '23514') throw err;
+      await this.db.query(ENSURE_PARTITIONS, [8]);
+      await this.db.query(sql, params);
+    }
+  }
+
+  private spool(batch: AuditRecord[], err: unknown): void {
+    mkdirSync(this.opts.spoolDir, { recursive: true });
+    const file = join(this.opts.spoolDir, `audit-${Date.now()}-${process.pid}.jsonl`);
+    appendFileSync(file, batch.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    this.log.warn({ subsystem: 'audit', rows: batch.length, file, err: (err as Error).message }, 'audit rows spooled to disk; they are replayed when PostgreSQL answers');
+  }
+
+  /** Replays spool files oldest first; a file is removed only after its rows are in Postgres. */
+  private async replaySpool(): Promise<void> {
+    if (!existsSync(this.opts.spoolDir)) return;
+    const files = readdirSync(this.opts.spoolDir).filter((f) => f.endsWith('.jsonl')).sort();
+    for (const name of files) {
+      const file = join(this.opts.spoolDir, name);
+      const claimed = `${file}.replaying`;
+      try {
+        renameSync(file, claimed); // another process may be replaying the same spool
+      } catch {
+        continue;
+      }
+      const records = readFileSync(claimed, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => {
+          const r = JSON.parse(l) as AuditRecord & { timestamp: string };
+          return { ...r, timestamp: new Date(r.timestamp) };
+        });
+      let done = 0;
+      try {
+        for (; done < records.length; done += this.batchSize) await this.insert(records.slice(done, done + this.batchSize));
+        unlinkSync(claimed);
+      } catch {
+        // Keep only what did not make it, so a later replay inserts no row twice.
+        writeFileSync(file, records.slice(done).map((r) => JSON.stringify(r)).join('\n') + '\n');
+        unlinkSync(claimed);
+        return;
+      }
+    }
+  }
+
+  /** Stops the timer and writes (or spools) everything still queued. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+}

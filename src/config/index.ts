@@ -1,0 +1,2 @@
+export { loadConfig, redactConfig, boltPort, type Config, type EmbeddingConfig } from './load-config';
+export { envSchema } from './schema';

@@ -1,0 +1,12 @@
+import type { EmbeddingConfig } from '../config';
+import type { Embedder } from './contract';
+import { LocalEmbedder } from './local-embedder';
+import { OpenAIEmbedder } from './openai-embedder';
+
+export type { Embedder } from './contract';
+
+/** Builds the configured embedder (called by the composition root only). */
+export function createEmbedder(config: EmbeddingConfig): Embedder {
+  if (config.provider === 'local') return new LocalEmbedder();
+  return new OpenAIEmbedder(config.provider, config.model, config.dimensions, { apiKey: config.apiKey, baseUrl: config.baseUrl });
+}

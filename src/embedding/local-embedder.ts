@@ -1,0 +1,81 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { MnemographError } from '../errors';
+import type { Embedder } from './contract';
+
+interface Job {
+  texts: string[];
+  resolve: (v: number[][]) => void;
+  reject: (e: Error) => void;
+}
+
+/**
+ * The default, offline embedder: USE-lite (512-d) in worker threads, so embedding never
+ * blocks request handling. Interactive requests (queries) jump the queue of background
+ * batches; a query waits at most for one batch in flight.
+ */
+export class LocalEmbedder implements Embedder {
+  readonly provider = 'local';
+  readonly model = 'use-lite-512';
+  readonly dimensions = 512;
+  private readonly workers: Array<{ worker: Worker; busy: boolean; pending?: Job }> = [];
+  private readonly interactive: Job[] = [];
+  private readonly background: Job[] = [];
+  private nextId = 0;
+
+  constructor(threads = 2) {
+    const ts = join(__dirname, 'local-worker.ts');
+    const js = join(__dirname, 'local-worker.js');
+    const file = existsSync(js) ? js : ts;
+    for (let i = 0; i < Math.max(1, threads); i++) {
+      // Running from TypeScript sources (tsx, ts-jest): load the worker through tsx's require hook.
+      const worker = file.endsWith('.ts')
+        ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(file)});`, { eval: true })
+        : new Worker(file);
+      worker.unref();
+      const slot: { worker: Worker; busy: boolean; pending?: Job } = { worker, busy: false };
+      worker.on('message', (msg: { vectors?: number[][]; error?: string }) => {
+        const job = slot.pending;
+        slot.pending = undefined;
+        slot.busy = false;
+        if (job) {
+          if (msg.error !== undefined || !msg.vectors) job.reject(new MnemographError('EMBEDDING_FAILED', 'upstream', `local embedding failed: ${msg.error}`));
+          else job.resolve(msg.vectors);
+        }
+        this.pump();
+      });
+      worker.on('error', (err) => {
+        slot.pending?.reject(new MnemographError('EMBEDDING_FAILED', 'upstream', `local embedding worker crashed: ${err.message}`));
+        slot.pending = undefined;
+        slot.busy = false;
+      });
+      this.workers.push(slot);
+    }
+  }
+
+  embed(texts: string[], opts: { priority?: 'interactive' | 'background' } = {}): Promise<number[][]> {
+    if (texts.length === 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => {
+      (opts.priority === 'interactive' ? this.interactive : this.background).push({ texts, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    for (const slot of this.workers) {
+      if (slot.busy) continue;
+      const job = this.interactive.shift() ?? this.background.shift();
+      if (!job) continue;
+      slot.busy = true;
+      slot.pending = job;
+      slot.worker.ref();
+      slot.worker.postMessage({ id: this.nextId++, texts: job.texts });
+    }
+    for (const slot of this.workers) if (!slot.busy) slot.worker.unref();
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.worker.terminate()));
+  }
+}

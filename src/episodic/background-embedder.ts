@@ -1,0 +1,97 @@
+import type { Embedder } from '../embedding';
+import type { Logger } from '../infra/logger';
+import type { EpisodicStore } from './contract';
+
+/**
+ * Catches up on turns stored with deferred embedding (and on turns whose inline embedding
+ * failed). Runs while there is work, then sleeps until `kick()` or the poll interval.
+ * A batch that fails stays pending and is retried after a back-off; nothing is lost.
+ */
+export class BackgroundEmbedder {
+  private running = false;
+  private stopped = false;
+  private wake: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  /** Turns embedded since start, for metrics. */
+  embedded = 0;
+
+  constructor(
+    private readonly store: EpisodicStore,
+    private readonly embedder: Embedder,
+    private readonly log: Logger,
+    private readonly opts: { batchSize: number; pollMs: number; concurrency: number } = { batchSize: 32, pollMs: 2_000, concurrency: 2 },
+  ) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.stopped = false;
+    this.loop = this.run();
+  }
+
+  /** New work arrived: stop sleeping. */
+  kick(): void {
+    this.wake?.();
+  }
+
+  /** Processes until nothing is pending (for tests and `reindex`). */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await this.step();
+      total += n;
+      if (n === 0) return total;
+    }
+  }
+
+  private async run(): Promise<void> {
+    let backoff = 0;
+    while (!this.stopped) {
+      let n = 0;
+      try {
+        n = await this.step();
+        backoff = 0;
+      } catch (err) {
+        backoff = Math.min(backoff ? backoff * 2 : 500, 30_000);
+        this.log.warn({ subsystem: 'episodic', err: (err as Error).message, retryInMs: backoff }, 'background embedding failed; turns stay pending');
+      }
+      if (n === 0 || backoff > 0) await this.sleep(backoff || this.opts.pollMs);
+    }
+  }
+
+  /** Embeds up to `batchSize × concurrency` pending turns; returns how many. */
+  private async step(): Promise<number> {
+    const pending = await this.store.pendingEmbeddings(this.opts.batchSize * this.opts.concurrency);
+    if (pending.length === 0) return 0;
+    const batches: Array<typeof pending> = [];
+    for (let i = 0; i < pending.length; i += this.opts.batchSize) batches.push(pending.slice(i, i + this.opts.batchSize));
+    const written = await Promise.all(
+      batches.map(async (batch) => {
+        const vectors = await this.embedder.embed(batch.map((p) => p.content), { priority: 'background' });
+        return this.store.setEmbeddings(batch.map((p, i) => ({ id: p.id, embedding: vectors[i]! })));
+      }),
+    );
+    const n = written.reduce((a, b) => a + b, 0);
+    this.embedded += n;
+    return n;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      timer.unref();
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+  }
+}

@@ -1,0 +1,126 @@
+import { z } from 'zod';
+import { ChannelSchema, IdSchema, UserIdSchema } from '../schemas';
+
+export const MAX_TURN_CHARS = 100_000;
+
+const MetadataValue = z.union([z.string().max(2_000), z.number(), z.boolean()]);
+
+/** Metadata carried by a turn; the named keys are indexed and usable as recall filters. */
+export const TurnMetadataSchema = z
+  .object({
+    source: z.string().max(200).optional(),
+    sessionId: z.string().max(200).optional(),
+    connectionId: z.string().max(200).optional(),
+    contextType: z.string().max(200).optional(),
+    toolName: z.string().max(200).optional(),
+    speaker: z.string().max(200).optional(),
+  })
+  .catchall(MetadataValue)
+  .refine((m) => Object.keys(m).length <= 50, 'at most 50 metadata keys');
+
+export const TurnRoleSchema = z.enum(['user', 'assistant', 'system', 'tool']);
+
+export const TurnInputSchema = z
+  .object({
+    userId: UserIdSchema,
+    channel: ChannelSchema,
+    conversationId: IdSchema,
+    /** Position in the conversation; assigned (next free) when omitted. */
+    index: z.number().int().min(0).max(10_000_000).optional(),
+    role: TurnRoleSchema,
+    content: z
+      .string()
+      .max(MAX_TURN_CHARS, `must be at most ${MAX_TURN_CHARS} characters; split long documents into several turns`)
+      .refine((s) => s.trim().length > 0, 'must not be empty'),
+    timestamp: z.iso.datetime({ offset: true }).optional(),
+    model: z.string().max(100).optional(),
+    metadata: TurnMetadataSchema.optional(),
+  })
+  .strict();
+
+export type TurnInput = z.input<typeof TurnInputSchema>;
+export type TurnMetadata = z.output<typeof TurnMetadataSchema>;
+
+/** A stored turn, as every read returns it. */
+export interface Turn {
+  id: string;
+  userId: string;
+  channel: string;
+  conversationId: string;
+  index: number;
+  role: z.output<typeof TurnRoleSchema>;
+  content: string;
+  timestamp: string;
+  tokenCount: number;
+  metadata: TurnMetadata;
+  /** False until the background embedder has embedded it (deferred mode). */
+  embedded: boolean;
+}
+
+export interface StoreTurnResult {
+  turn: Turn;
+  /** False when (conversation, index) was already stored: the call was a no-op. */
+  created: boolean;
+}
+
+export interface ScoredTurn {
+  turn: Turn;
+  score: number;
+}
+
+/** A validated turn ready to persist (ids and derived fields resolved). */
+export interface NewTurn {
+  userId: string;
+  channel: string;
+  conversationId: string;
+  index?: number;
+  role: Turn['role'];
+  content: string;
+  timestamp: string;
+  tokenCount: number;
+  contentHash: string;
+  model?: string;
+  metadata: TurnMetadata;
+  /** Extra keyword text for full-text search (speaker, date words). */
+  searchText: string;
+  embedding?: number[];
+}
+
+export interface TurnQuery {
+  userId: string;
+  channels: string[];
+  /** Only turns at or after this instant. */
+  since?: string;
+  until?: string;
+  limit: number;
+}
+
+/**
+ * Episodic memory in Neo4j: (:User)-[:HAS_CONVERSATION]->(:Conversation)-[:HAS_TURN]->(:Turn),
+ * (:Turn)-[:FOLLOWED_BY]->(:Turn). Every read is scoped to one user.
+ */
+export interface EpisodicStore {
+  /**
+   * Stores a turn. Idempotent on (conversationId, index): a repeat, even a concurrent one,
+   * returns the stored turn with `created: false`. Rejects a conversation that belongs to
+   * another user or channel without writing anything.
+   */
+  storeTurn(turn: NewTurn): Promise<StoreTurnResult>;
+  /** Stores many turns in one transaction per chunk; same idempotency. */
+  storeTurns(turns: NewTurn[]): Promise<StoreTurnResult[]>;
+  getConversation(userId: string, conversationId: string): Promise<Turn[]>;
+  getRecentTurns(q: TurnQuery): Promise<Turn[]>;
+  /** Approximate nearest turns of one user, over-fetching to survive post-filtering. */
+  vectorSearch(embedding: number[], q: TurnQuery): Promise<ScoredTurn[]>;
+  /** Turns still waiting for an embedding, oldest first. */
+  pendingEmbeddings(limit: number): Promise<Array<{ id: string; content: string }>>;
+  /** Stores embeddings; a turn whose id is gone is skipped. */
+  setEmbeddings(rows: Array<{ id: string; embedding: number[] }>): Promise<number>;
+  countPendingEmbeddings(): Promise<number>;
+}
+
+/** The Postgres turn log (conversation_logs): a time-series copy of every turn. */
+export interface TurnLog {
+  /** Inserts rows; an existing turn id is left as it is. */
+  append(turns: Array<NewTurn & { id: string; index: number }>): Promise<void>;
+}

@@ -1,0 +1,4 @@
+export * from './contract';
+export { Neo4jEpisodicStore, turnId } from './neo4j-episodic-store';
+export { PgTurnLog } from './pg-turn-log';
+export { BackgroundEmbedder } from './background-embedder';

@@ -1,0 +1,235 @@
+import type { ManagedTransaction } from 'neo4j-driver';
+import type { CypherRunner } from '../infra/neo4j';
+import { ValidationError } from '../errors';
+import type { EpisodicStore, NewTurn, ScoredTurn, StoreTurnResult, Turn, TurnQuery } from './contract';
+
+const TAG = (op: string) => ({ subsystem: 'episodic', op });
+
+/** Turn ids are derived, so (conversation, index) is unique through the id constraint. */
+export function turnId(conversationId: string, index: number): string {
+  return `${conversationId}:${index}`;
+}
+
+// Projection of a Turn node into the row every read returns (no embedding).
+const TURN = `{ id: t.id, userId: t.user_id, channel: t.channel, conversationId: t.conversation_id, index: t.index, role: t.role,
+  content: t.content, timestamp: toString(t.timestamp), tokenCount: t.token_count, metadataJson: t.metadata_json,
+  embedded: t.embedding IS NOT NULL }`;
+
+// $conversations: [{id, userId, channel, startedAt}] -> {id, userId, channel, turnCount}
+// Creates missing conversations (and their user) and write-locks each one for the rest of
+// the transaction (a real property change, so Neo4j takes the lock), so concurrent writers
+// of one conversation assign indexes in turn. Numbers arrive as floats from JS: toInteger.
+const UPSERT_CONVERSATIONS = `
+UNWIND $conversations AS conv
+MERGE (c:Conversation {id: conv.id})
+  ON CREATE SET c.user_id = conv.userId, c.channel = conv.channel, c.started_at = datetime(conv.startedAt),
+                c.turn_count = 0, c.archived = false, c.patterns_extracted = false
+SET c.write_seq = coalesce(c.write_seq, 0) + 1
+WITH c, conv
+CALL (c, conv) {
+  WITH c, conv WHERE c.user_id = conv.userId
+  MERGE (u:User {id: conv.userId})
+  MERGE (u)-[:HAS_CONVERSATION]->(c)
+}
+RETURN c.id AS id, c.user_id AS userId, c.channel AS channel, toInteger(c.turn_count) AS turnCount`;
+
+// $rows: [{id, conversationId, userId, channel, index, role, content, searchText, timestamp, tokenCount,
+//          contentHash, model, metadataJson, source, sessionId, connectionId, contextType, toolName, speaker, embedding}]
+// -> {turn, created}: the stored turn and whether this call created it
+const CREATE_TURNS = `
+UNWIND $rows AS row
+MATCH (c:Conversation {id: row.conversationId})
+MERGE (t:Turn {id: row.id})
+  ON CREATE SET t.user_id = row.userId, t.channel = row.channel, t.conversation_id = row.conversationId, t.index = toInteger(row.index),
+                t.role = row.role, t.content = row.content, t.search_text = row.searchText, t.timestamp = datetime(row.timestamp),
+                t.token_count = toInteger(row.tokenCount), t.content_hash = row.contentHash, t.model = row.model,
+                t.metadata_json = row.metadataJson, t.source = row.source, t.session_id = row.sessionId,
+                t.connection_id = row.connectionId, t.context_type = row.contextType, t.tool_name = row.toolName,
+                t.speaker = row.speaker, t.archived = false, t.access_count = 0,
+                t.embedding_pending = CASE WHEN row.embedding IS NULL THEN true ELSE null END, t.created_now = true
+WITH c, t, row, coalesce(t.created_now, false) AS created
+REMOVE t.created_now
+WITH c, t, row, created
+CALL (c, t, row, created) {
+  WITH c, t, row WHERE created
+  MERGE (c)-[:HAS_TURN]->(t)
+  SET c.turn_count = CASE WHEN c.turn_count > t.index THEN c.turn_count ELSE t.index + 1 END,
+      c.last_turn_at = CASE WHEN c.last_turn_at IS NULL OR c.last_turn_at < t.timestamp THEN t.timestamp ELSE c.last_turn_at END
+  WITH t, row
+  OPTIONAL MATCH (prev:Turn {id: row.conversationId + ':' + toString(t.index - 1)})
+  OPTIONAL MATCH (next:Turn {id: row.conversationId + ':' + toString(t.index + 1)})
+  FOREACH (p IN CASE WHEN prev IS NULL THEN [] ELSE [prev] END | MERGE (p)-[:FOLLOWED_BY]->(t))
+  FOREACH (n IN CASE WHEN next IS NULL THEN [] ELSE [next] END | MERGE (t)-[:FOLLOWED_BY]->(n))
+  WITH t, row WHERE row.embedding IS NOT NULL
+  CALL db.create.setNodeVectorProperty(t, 'embedding', row.embedding)
+}
+RETURN ${TURN} AS turn, created`;
+
+// $userId, $conversationId -> {turn} in index order
+const GET_CONVERSATION = `
+MATCH (c:Conversation {id: $conversationId}) WHERE c.user_id = $userId
+MATCH (c)-[:HAS_TURN]->(t:Turn)
+RETURN ${TURN} AS turn ORDER BY t.index`;
+
+// $userId, $channels, $since, $until, $limit -> {turn} newest first
+const RECENT_TURNS = `
+MATCH (t:Turn) WHERE t.user_id = $userId AND t.timestamp >= datetime($since) AND t.timestamp <= datetime($until)
+  AND t.channel IN $channels AND NOT t.archived
+RETURN ${TURN} AS turn ORDER BY t.timestamp DESC, t.index DESC LIMIT toInteger($limit)`;
+
+// $k, $embedding, $userId, $channels, $since, $until, $limit -> {turn, score}
+const VECTOR_SEARCH = `
+CALL db.index.vector.queryNodes('turn_embeddings', toInteger($k), $embedding) YIELD node AS t, score
+WHERE t.user_id = $userId AND t.channel IN $channels AND NOT t.archived
+  AND t.timestamp >= datetime($since) AND t.timestamp <= datetime($until)
+RETURN ${TURN} AS turn, score ORDER BY score DESC LIMIT toInteger($limit)`;
+
+// $limit -> {id, content}
+const PENDING = `MATCH (t:Turn) WHERE t.embedding_pending = true RETURN t.id AS id, t.content AS content LIMIT toInteger($limit)`;
+// -> {n}
+const COUNT_PENDING = `MATCH (t:Turn) WHERE t.embedding_pending = true RETURN count(t) AS n`;
+// $rows: [{id, embedding}] -> {n}
+const SET_EMBEDDINGS = `
+UNWIND $rows AS row
+MATCH (t:Turn {id: row.id})
+CALL db.create.setNodeVectorProperty(t, 'embedding', row.embedding)
+REMOVE t.embedding_pending
+RETURN count(t) AS n`;
+
+const MIN_TIME = '0001-01-01T00:00:00Z';
+const MAX_TIME = '9999-12-31T23:59:59Z';
+const MAX_OVERFETCH = 5_000;
+
+interface TurnRow {
+  id: string;
+  userId: string;
+  channel: string;
+  conversationId: string;
+  index: number;
+  role: Turn['role'];
+  content: string;
+  timestamp: string;
+  tokenCount: number;
+  metadataJson: string | null;
+  embedded: boolean;
+}
+
+export function toTurn(row: TurnRow): Turn {
+  const { metadataJson, ...rest } = row;
+  return { ...rest, metadata: metadataJson ? (JSON.parse(metadataJson) as Turn['metadata']) : {} };
+}
+
+export class Neo4jEpisodicStore implements EpisodicStore {
+  constructor(private readonly db: CypherRunner) {}
+
+  storeTurn(turn: NewTurn): Promise<StoreTurnResult> {
+    return this.storeTurns([turn]).then((r) => r[0]!);
+  }
+
+  async storeTurns(turns: NewTurn[]): Promise<StoreTurnResult[]> {
+    if (turns.length === 0) return [];
+    return this.db.writeTx((tx) => this.writeTurns(tx, turns), TAG('storeTurns'));
+  }
+
+  private async writeTurns(tx: ManagedTransaction, turns: NewTurn[]): Promise<StoreTurnResult[]> {
+    const conversations = new Map<string, { id: string; userId: string; channel: string; startedAt: string }>();
+    for (const t of turns) {
+      const seen = conversations.get(t.conversationId);
+      if (seen && (seen.userId !== t.userId || seen.channel !== t.channel)) {
+        throw new ValidationError(`conversation ${t.conversationId} appears with two owners or channels in one batch`, { conversationId: t.conversationId });
+      }
+      if (!seen) conversations.set(t.conversationId, { id: t.conversationId, userId: t.userId, channel: t.channel, startedAt: t.timestamp });
+    }
+    const owners = (await tx.run(UPSERT_CONVERSATIONS, { conversations: [...conversations.values()] })).records.map((r) => r.toObject()) as Array<{
+      id: string;
+      userId: string;
+      channel: string;
+      turnCount: number;
+    }>;
+    const next = new Map<string, number>();
+    for (const o of owners) {
+      const wanted = conversations.get(o.id)!;
+      if (o.userId !== wanted.userId || o.channel !== wanted.channel) {
+        // Same message whether the other owner is another user or another channel: reveal nothing.
+        throw new ValidationError(`conversation ${o.id} belongs to another user or channel; use a new conversation id`, { conversationId: o.id });
+      }
+      next.set(o.id, o.turnCount);
+    }
+    const rows = turns.map((t) => {
+      let index = t.index;
+      if (index === undefined) {
+        index = next.get(t.conversationId)!;
+        next.set(t.conversationId, index + 1);
+      } else if (index >= next.get(t.conversationId)!) {
+        next.set(t.conversationId, index + 1);
+      }
+      const m = t.metadata;
+      return {
+        id: turnId(t.conversationId, index),
+        conversationId: t.conversationId,
+        userId: t.userId,
+        channel: t.channel,
+        index,
+        role: t.role,
+        content: t.content,
+        searchText: t.searchText,
+        timestamp: t.timestamp,
+        tokenCount: t.tokenCount,
+        contentHash: t.contentHash,
+        model: t.model ?? null,
+        metadataJson: JSON.stringify(m),
+        source: m.source ?? null,
+        sessionId: m.sessionId ?? null,
+        connectionId: m.connectionId ?? null,
+        contextType: m.contextType ?? null,
+        toolName: m.toolName ?? null,
+        speaker: m.speaker ?? null,
+        embedding: t.embedding ?? null,
+      };
+    });
+    const result = await tx.run(CREATE_TURNS, { rows });
+    return result.records.map((r) => ({ turn: toTurn(r.get('turn') as TurnRow), created: r.get('created') as boolean }));
+  }
+
+  async getConversation(userId: string, conversationId: string): Promise<Turn[]> {
+    const rows = await this.db.read<{ turn: TurnRow }>(GET_CONVERSATION, { userId, conversationId }, TAG('getConversation'));
+    return rows.map((r) => toTurn(r.turn));
+  }
+
+  async getRecentTurns(q: TurnQuery): Promise<Turn[]> {
+    const rows = await this.db.read<{ turn: TurnRow }>(
+      RECENT_TURNS,
+      { userId: q.userId, channels: q.channels, since: q.since ?? MIN_TIME, until: q.until ?? MAX_TIME, limit: q.limit },
+      TAG('getRecentTurns'),
+    );
+    return rows.map((r) => toTurn(r.turn));
+  }
+
+  async vectorSearch(embedding: number[], q: TurnQuery): Promise<ScoredTurn[]> {
+    // Community Edition's vector index cannot filter: ask for more neighbours until enough
+    // of them belong to this user and window, or the index has nothing more to give.
+    let k = Math.max(q.limit * 4, 50);
+    for (;;) {
+      const rows = await this.db.read<{ turn: TurnRow; score: number }>(
+        VECTOR_SEARCH,
+        { k, embedding, userId: q.userId, channels: q.channels, since: q.since ?? MIN_TIME, until: q.until ?? MAX_TIME, limit: q.limit },
+        TAG('vectorSearch'),
+      );
+      if (rows.length >= q.limit || k >= MAX_OVERFETCH) return rows.map((r) => ({ turn: toTurn(r.turn), score: r.score }));
+      k = Math.min(k * 5, MAX_OVERFETCH);
+    }
+  }
+
+  async pendingEmbeddings(limit: number): Promise<Array<{ id: string; content: string }>> {
+    return this.db.read<{ id: string; content: string }>(PENDING, { limit }, TAG('pendingEmbeddings'));
+  }
+
+  async countPendingEmbeddings(): Promise<number> {
+    return (await this.db.read<{ n: number }>(COUNT_PENDING, {}, TAG('countPendingEmbeddings')))[0]?.n ?? 0;
+  }
+
+  async setEmbeddings(rows: Array<{ id: string; embedding: number[] }>): Promise<number> {
+    if (rows.length === 0) return 0;
+    return (await this.db.write<{ n: number }>(SET_EMBEDDINGS, { rows }, TAG('setEmbeddings')))[0]?.n ?? 0;
+  }
+}

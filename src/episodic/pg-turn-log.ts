@@ -1,0 +1,23 @@
+import type { Queryable } from '../infra/postgres';
+import type { NewTurn, TurnLog } from './contract';
+
+const COLUMNS = ['turn_id', 'conversation_id', 'user_id', 'turn_index', 'timestamp', 'role', 'content', 'content_hash', 'token_count', 'model', 'channel', 'metadata'];
+
+/** conversation_logs: one row per turn, written after Neo4j accepted it; idempotent on turn id. */
+export class PgTurnLog implements TurnLog {
+  constructor(private readonly db: Queryable) {}
+
+  async append(turns: Array<NewTurn & { id: string; index: number }>): Promise<void> {
+    // Postgres caps a statement at 65,535 parameters.
+    const chunk = Math.floor(60_000 / COLUMNS.length);
+    for (let i = 0; i < turns.length; i += chunk) {
+      const params: unknown[] = [];
+      const values = turns.slice(i, i + chunk).map((t) => {
+        const base = params.length;
+        params.push(t.id, t.conversationId, t.userId, t.index, t.timestamp, t.role, t.content, t.contentHash, t.tokenCount, t.model ?? null, t.channel, t.metadata);
+        return `(${COLUMNS.map((_, j) => `$${base + j + 1}`).join(', ')})`;
+      });
+      await this.db.query(`INSERT INTO conversation_logs (${COLUMNS.join(', ')}) VALUES ${values.join(', ')} ON CONFLICT (turn_id) DO NOTHING`, params);
+    }
+  }
+}

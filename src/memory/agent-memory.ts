@@ -1,0 +1,219 @@
+import { z } from 'zod';
+import type { AuditLogger } from '../audit';
+import { ValidationError } from '../errors';
+import type { Embedder } from '../embedding';
+import { TurnInputSchema, type EpisodicStore, type ScoredTurn, type StoreTurnResult, type Turn, type TurnInput, type TurnLog } from '../episodic';
+import type { BackgroundEmbedder } from '../episodic/background-embedder';
+import { prepareTurn } from '../episodic/prepare';
+import type { Logger } from '../infra/logger';
+import { ChannelSchema, IdSchema, UserIdSchema, parseInput, withGlobal } from '../schemas';
+import type { ActiveGoal, SessionScope, WorkingMemoryStore } from '../working';
+
+const ChannelsSchema = z.array(ChannelSchema).min(1).max(20).default(['_global']);
+
+export const RecentTurnsQuerySchema = z
+  .object({
+    userId: UserIdSchema,
+    channels: ChannelsSchema,
+    hours: z.number().positive().max(24 * 365 * 100).default(24),
+    limit: z.number().int().min(1).max(1000).default(50),
+  })
+  .strict();
+
+export const VectorSearchQuerySchema = z
+  .object({
+    userId: UserIdSchema,
+    channels: ChannelsSchema,
+    query: z.string().min(1).max(10_000).optional(),
+    queryEmbedding: z.array(z.number()).min(1).max(8192).optional(),
+    topK: z.number().int().min(1).max(200).default(10),
+    timeWindowHours: z.number().positive().optional(),
+  })
+  .strict()
+  .refine((q) => (q.query === undefined) !== (q.queryEmbedding === undefined), 'give exactly one of query or queryEmbedding');
+
+export const SessionSchema = z.object({ userId: UserIdSchema, channel: ChannelSchema, conversationId: IdSchema }).strict();
+export const BatchSchema = z.array(TurnInputSchema).min(1).max(10_000);
+
+export interface AgentMemoryDeps {
+  episodic: EpisodicStore;
+  turnLog: TurnLog;
+  working: WorkingMemoryStore;
+  embedder: Embedder;
+  backgroundEmbedder: BackgroundEmbedder;
+  audit: AuditLogger;
+  log: Logger;
+  embeddingMode: 'inline' | 'deferred';
+}
+
+/**
+ * The front door of the library. Validates every input, scopes every operation to a user
+ * and channel, and coordinates the stores; it sees interfaces only (see `container.ts`).
+ */
+export class AgentMemory {
+  constructor(private readonly d: AgentMemoryDeps) {}
+
+  /**
+   * Stores one conversation turn: Neo4j graph (Conversation, Turn, HAS_TURN, FOLLOWED_BY),
+   * the Postgres turn log, and working memory. Idempotent on (conversationId, index).
+   * Resolves once Neo4j and Postgres hold the turn; embedding is inline or deferred by config.
+   * Invalid input throws ValidationError before anything is written.
+   */
+  async storeTurn(input: TurnInput): Promise<StoreTurnResult> {
+    const [result] = await this.store([prepareTurn(parseInput(TurnInputSchema, input, 'turn'))], 'store');
+    return result!;
+  }
+
+  /** Batched import of many turns (any conversations of any users); same guarantees as storeTurn. */
+  async storeTurns(inputs: TurnInput[]): Promise<StoreTurnResult[]> {
+    const turns = parseInput(BatchSchema, inputs, 'turn batch').map((t) => prepareTurn(t));
+    return this.store(turns, 'import');
+  }
+
+  private async store(turns: ReturnType<typeof prepareTurn>[], operation: string): Promise<StoreTurnResult[]> {
+    const t0 = performance.now();
+    if (this.d.embeddingMode === 'inline') {
+      try {
+        const vectors = await this.d.embedder.embed(turns.map((t) => t.content), { priority: 'interactive' });
+        turns.forEach((t, i) => (t.embedding = vectors[i]));
+      } catch (err) {
+        // Still store the turn; the background embedder picks it up later.
+        this.d.log.warn({ subsystem: 'episodic', err: (err as Error).message }, 'inline embedding failed; turn stored as pending');
+      }
+    }
+    const results = await this.d.episodic.storeTurns(turns);
+    await Promise.all([
+      this.d.turnLog.append(turns.map((t, i) => ({ ...t, id: results[i]!.turn.id, index: results[i]!.turn.index }))),
+      ...results
+        .filter((r) => r.created)
+        .map((r) =>
+          this.d.working.addTurn(scopeOf(r.turn), { id: r.turn.id, role: r.turn.role, content: r.turn.content, timestamp: r.turn.timestamp, index: r.turn.index }),
+        ),
+    ]);
+    if (results.some((r) => r.created && !r.turn.embedded)) this.d.backgroundEmbedder.kick();
+    const latencyMs = performance.now() - t0;
+    for (const group of groupBy(results.filter((r) => r.created), (r) => `${r.turn.userId}\u0000${r.turn.conversationId}`)) {
+      const first = group[0]!.turn;
+      this.d.audit.logWrite({
+        operation,
+        memoryType: 'episodic',
+        userId: first.userId,
+        channel: first.channel,
+        conversationId: first.conversationId,
+        sessionId: first.metadata.sessionId,
+        affectedIds: group.map((r) => r.turn.id),
+        latencyMs,
+        payload: { turns: group.map((r) => ({ id: r.turn.id, role: r.turn.role, content: r.turn.content })) },
+      });
+    }
+    return results;
+  }
+
+  /** Every turn of a conversation in order; empty when it does not exist or is another user's. */
+  async getConversation(userId: string, conversationId: string): Promise<Turn[]> {
+    const q = parseInput(z.object({ userId: UserIdSchema, conversationId: IdSchema }), { userId, conversationId }, 'conversation query');
+    return this.audited('getConversation', q.userId, '_global', `conversation:${q.conversationId}`, [], () =>
+      this.d.episodic.getConversation(q.userId, q.conversationId),
+    );
+  }
+
+  /** Turns of the last `hours` in the given channels (plus `_global`), newest first. */
+  async getRecentTurns(query: z.input<typeof RecentTurnsQuerySchema>): Promise<Turn[]> {
+    const q = parseInput(RecentTurnsQuerySchema, query, 'recent turns query');
+    const channels = withGlobal(q.channels);
+    return this.audited('getRecentTurns', q.userId, q.channels[0]!, `last ${q.hours} h`, channels, () =>
+      this.d.episodic.getRecentTurns({ userId: q.userId, channels, since: hoursAgo(q.hours), limit: q.limit }),
+    );
+  }
+
+  /** Nearest turns by embedding (of `query`, or the given `queryEmbedding`). */
+  async vectorSearch(query: z.input<typeof VectorSearchQuerySchema>): Promise<ScoredTurn[]> {
+    const q = parseInput(VectorSearchQuerySchema, query, 'vector search');
+    const embedding = q.queryEmbedding ?? (await this.d.embedder.embed([q.query!], { priority: 'interactive' }))[0]!;
+    if (embedding.length !== this.d.embedder.dimensions) {
+      throw new ValidationError(`invalid vector search: queryEmbedding must have ${this.d.embedder.dimensions} numbers, got ${embedding.length}`);
+    }
+    const channels = withGlobal(q.channels);
+    return this.audited('vectorSearch', q.userId, q.channels[0]!, q.query ?? '<embedding>', channels, () =>
+      this.d.episodic.vectorSearch(embedding, {
+        userId: q.userId,
+        channels,
+        since: q.timeWindowHours ? hoursAgo(q.timeWindowHours) : undefined,
+        limit: q.topK,
+      }),
+    );
+  }
+
+  /** Runs a read and records it in the audit log (kept at level `reads` and above). */
+  private async audited<T extends unknown[]>(operation: string, userId: string, channel: string, query: string, channels: string[], read: () => Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    const result = await read();
+    this.d.audit.logRead({ operation, memoryType: 'episodic', userId, channel, query, channelsSearched: channels, resultCount: result.length, latencyMs: performance.now() - t0 });
+    return result;
+  }
+
+  /** Working memory of one session (Redis, or process memory while Redis is down). */
+  session(scope: z.input<typeof SessionSchema>): WorkingSession {
+    return new WorkingSession(this.d.working, parseInput(SessionSchema, scope, 'session'));
+  }
+}
+
+/** The working-memory operations of one session, with inputs validated. */
+export class WorkingSession {
+  constructor(
+    private readonly store: WorkingMemoryStore,
+    readonly scope: SessionScope,
+  ) {}
+
+  recentTurns(limit = 20) {
+    return this.store.getRecentTurns(this.scope, parseInput(z.number().int().min(1).max(1000), limit, 'limit'));
+  }
+  set(key: string, value: unknown, ttlSeconds?: number) {
+    parseInput(z.object({ key: z.string().min(1).max(200), ttlSeconds: z.number().int().positive().max(30 * 86400).optional() }), { key, ttlSeconds }, 'context value');
+    if (value === undefined) throw new ValidationError('invalid context value: value is required');
+    return this.store.set(this.scope, key, value, ttlSeconds);
+  }
+  get(key: string) {
+    return this.store.get(this.scope, key);
+  }
+  delete(key: string) {
+    return this.store.delete(this.scope, key);
+  }
+  context() {
+    return this.store.getContext(this.scope);
+  }
+  pushThought(thought: string) {
+    return this.store.pushThought(this.scope, parseInput(z.string().min(1).max(10_000), thought, 'thought'));
+  }
+  thoughts(limit = 20) {
+    return this.store.getThoughts(this.scope, limit);
+  }
+  setActiveGoal(goal: ActiveGoal) {
+    return this.store.setActiveGoal(this.scope, parseInput(z.object({ goalId: IdSchema, description: z.string().min(1).max(5_000) }).strict(), goal, 'active goal'));
+  }
+  activeGoal() {
+    return this.store.getActiveGoal(this.scope);
+  }
+  clear() {
+    return this.store.clearSession(this.scope);
+  }
+}
+
+function scopeOf(turn: Turn): SessionScope {
+  return { userId: turn.userId, channel: turn.channel, conversationId: turn.conversationId };
+}
+
+function hoursAgo(hours: number): string {
+  return new Date(Date.now() - hours * 3_600_000).toISOString();
+}
+
+function groupBy<T>(items: T[], key: (t: T) => string): T[][] {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const g = groups.get(k);
+    if (g) g.push(item);
+    else groups.set(k, [item]);
+  }
+  return [...groups.values()];
+}

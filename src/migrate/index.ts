@@ -1,0 +1,37 @@
+import { join } from 'node:path';
+import type pg from 'pg';
+import type { Config } from '../config';
+import type { CypherRunner } from '../infra/neo4j';
+import { mapPgError } from '../infra/postgres';
+import { loadMigrations } from './files';
+import { migrateNeo4j } from './neo4j-migrator';
+import { migratePostgres } from './pg-migrator';
+import type { MigrationReport } from './types';
+
+export { hasDrift, type MigrationReport } from './types';
+export { checkEmbeddingLock } from './neo4j-migrator';
+
+export const REPO_ROOT = join(__dirname, '..', '..');
+
+/** Runs (or, with `check`, only verifies) the Neo4j and PostgreSQL migrations. */
+export async function runMigrations(
+  deps: { neo4j: CypherRunner; pg: pg.Pool; config: Config },
+  opts: { check: boolean; root?: string },
+): Promise<MigrationReport[]> {
+  const root = opts.root ?? REPO_ROOT;
+  const { config } = deps;
+  const cypherFiles = loadMigrations(join(root, 'cypher'), 'cypher', { EMBEDDING_DIMENSIONS: config.embedding.dimensions });
+  const sqlFiles = loadMigrations(join(root, 'sql'), 'sql', { AUDIT_PARTITION_DAYS_AHEAD: config.audit.partitionDaysAhead });
+  const neo = await migrateNeo4j(
+    deps.neo4j,
+    cypherFiles,
+    { provider: config.embedding.provider, model: config.embedding.model, dimensions: config.embedding.dimensions },
+    opts,
+  );
+  const pgReport = await migratePostgres(deps.pg, sqlFiles, { check: opts.check, partitionDaysAhead: config.audit.partitionDaysAhead }).catch(
+    (err: unknown) => {
+      throw mapPgError(err, config.postgres.url);
+    },
+  );
+  return [neo, pgReport];
+}

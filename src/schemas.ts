@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { ValidationError } from './errors';
+
+/**
+ * Identifiers shared by every subsystem. They become Redis key segments and Neo4j/Postgres
+ * values, so they are restricted to a safe alphabet with no ':' (the key separator).
+ */
+export const IdSchema = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.@-]*$/, 'must be 1-128 characters of letters, digits, _ . @ - (starting with a letter or digit)');
+export const UserIdSchema = IdSchema.describe('the user this memory belongs to');
+export const ChannelSchema = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^(_global|[A-Za-z0-9][A-Za-z0-9_.-]*)$/, 'must be "_global" or a project name of letters, digits, _ . -')
+  .default('_global')
+  .describe('memory channel: "_global" (user-wide) or a project name');
+export const GLOBAL_CHANNEL = '_global';
+
+/** Validates `input` against `schema`, throwing ValidationError that lists each bad field. */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message }));
+  const first = issues[0]!;
+  throw new ValidationError(`invalid ${what}: ${first.path} ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`, { issues });
+}
+
+/** The channels a read covers: the active ones plus `_global`, deduplicated. */
+export function withGlobal(channels: readonly string[]): string[] {
+  return [...new Set([...channels, GLOBAL_CHANNEL])];
+}

@@ -1,0 +1,84 @@
+import pg from 'pg';
+import { Redis } from 'ioredis';
+import type { Config } from '../config';
+import { StackError } from '../errors';
+import { redactPgUrl } from '../infra/postgres';
+import { isLocalHost, run, waitFor } from './process';
+
+// The machine's own services (see ENVIRONMENT.md): started when they do not answer.
+const PG_START = ['bash', ['-c', 'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql | head -1) main start']] as const;
+const REDIS_START = [
+  'redis-server',
+  ['--daemonize', 'yes', '--bind', '127.0.0.1', '-::1', '--port', '6379', '--save', '', '--appendonly', 'no', '--dir', '/var/lib/redis', '--logfile', '/var/log/redis/ci.log'],
+] as const;
+
+/** Connects to the maintenance database of the server DATABASE_URL names; resolves its latency. */
+export async function pingPostgres(url: string): Promise<number> {
+  const t0 = performance.now();
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return performance.now() - t0;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+export async function pingRedis(url: string): Promise<number> {
+  const t0 = performance.now();
+  const client = new Redis(url, { lazyConnect: true, connectTimeout: 1_500, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.ping();
+    return performance.now() - t0;
+  } finally {
+    client.disconnect();
+  }
+}
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+/** Makes sure PostgreSQL answers (starting the local cluster if needed) and the project's database exists. */
+export async function postgresUp(config: Config): Promise<'running' | 'started'> {
+  const url = new URL(config.postgres.url);
+  const database = decodeURIComponent(url.pathname.slice(1)) || 'postgres';
+  const admin = withDatabase(config.postgres.url, 'postgres');
+  let state: 'running' | 'started' = 'running';
+  if (!(await pingPostgres(admin).then(() => true, () => false))) {
+    if (!isLocalHost(url.hostname)) throw new StackError(`PostgreSQL at ${redactPgUrl(admin)} does not answer and is not local; start it or fix DATABASE_URL`);
+    run(PG_START[0], [...PG_START[1]], 'starting PostgreSQL', { missingHint: 'install PostgreSQL (apt-get install postgresql)' });
+    if (!(await waitFor(() => pingPostgres(admin).then(() => true), 30_000))) {
+      throw new StackError(`PostgreSQL was started but does not answer at ${redactPgUrl(admin)}; see /var/log/postgresql`);
+    }
+    state = 'started';
+  }
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  try {
+    const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (exists.rowCount === 0) await client.query(`CREATE DATABASE ${pg.escapeIdentifier(database)}`);
+  } finally {
+    await client.end();
+  }
+  return state;
+}
+
+export async function redisUp(config: Config): Promise<'running' | 'started'> {
+  if (config.redis.clusterNodes) return 'running';
+  if (await pingRedis(config.redis.url).then(() => true, () => false)) return 'running';
+  const url = new URL(config.redis.url);
+  if (!isLocalHost(url.hostname)) throw new StackError(`Redis at ${config.redis.url} does not answer and is not local; start it or fix REDIS_URL`);
+  run(REDIS_START[0], [...REDIS_START[1]], 'starting Redis', { missingHint: 'install Redis (apt-get install redis-server)' });
+  if (!(await waitFor(() => pingRedis(config.redis.url).then(() => true), 15_000))) {
+    throw new StackError(`Redis was started but does not answer at ${config.redis.url}; see /var/log/redis/ci.log`);
+  }
+  return 'started';
+}
+

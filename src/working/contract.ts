@@ -1,0 +1,51 @@
+/** The live session of one user in one channel and conversation. */
+export interface SessionScope {
+  userId: string;
+  channel: string;
+  conversationId: string;
+}
+
+export interface WorkingTurn {
+  id: string;
+  role: string;
+  content: string;
+  timestamp: string;
+  index: number;
+}
+
+export interface ActiveGoal {
+  goalId: string;
+  description: string;
+}
+
+/**
+ * Working memory: fast, ephemeral, per session. Every key expires (default 1 h, renewed on
+ * write). Implementations must not throw for a store outage they can absorb; the Redis
+ * one is wrapped by a failover store that keeps serving from process memory.
+ */
+export interface WorkingMemoryStore {
+  /** Prepends a turn; keeps the newest `maxTurns`. */
+  addTurn(scope: SessionScope, turn: WorkingTurn): Promise<void>;
+  /** Newest first, at most `limit`. */
+  getRecentTurns(scope: SessionScope, limit: number): Promise<WorkingTurn[]>;
+  /** Sets a context value with its own TTL (seconds; default the store's TTL). */
+  set(scope: SessionScope, key: string, value: unknown, ttlSeconds?: number): Promise<void>;
+  get(scope: SessionScope, key: string): Promise<unknown>;
+  delete(scope: SessionScope, key: string): Promise<void>;
+  /** Every live context value of the session. */
+  getContext(scope: SessionScope): Promise<Record<string, unknown>>;
+  pushThought(scope: SessionScope, thought: string): Promise<void>;
+  /** Newest first. */
+  getThoughts(scope: SessionScope, limit: number): Promise<Array<{ thought: string; at: string }>>;
+  setActiveGoal(scope: SessionScope, goal: ActiveGoal): Promise<void>;
+  getActiveGoal(scope: SessionScope): Promise<ActiveGoal | null>;
+  /** Removes every key of the session. */
+  clearSession(scope: SessionScope): Promise<void>;
+  /** Removes every session of a user (all channels and conversations). */
+  clearUser(userId: string): Promise<void>;
+}
+
+/** `working:{user}:{channel}:{conversation}`: the key prefix of seed 003. */
+export function sessionKey(scope: SessionScope): string {
+  return `working:${scope.userId}:${scope.channel}:${scope.conversationId}`;
+}

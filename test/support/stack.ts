@@ -1,0 +1,58 @@
+import { randomUUID } from 'node:crypto';
+import type { Driver } from 'neo4j-driver';
+import type pg from 'pg';
+import { loadConfig, type Config } from '../../src/config';
+import { createNeo4jDriver, Neo4jExecutor } from '../../src/infra/neo4j';
+import { createPgPool } from '../../src/infra/postgres';
+
+/**
+ * Real connections to the stack `npm test` brought up. Tests isolate themselves with
+ * random ids (see `uid`), never by wiping databases.
+ */
+export interface TestStack {
+  config: Config;
+  driver: Driver;
+  neo4j: Neo4jExecutor;
+  pg: pg.Pool;
+  close(): Promise<void>;
+}
+
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  return loadConfig({ ...process.env, ...overrides });
+}
+
+export function openStack(overrides: Record<string, string> = {}): TestStack {
+  const config = testConfig(overrides);
+  const driver = createNeo4jDriver(config.neo4j);
+  const pool = createPgPool(config.postgres.url, 4);
+  return {
+    config,
+    driver,
+    neo4j: new Neo4jExecutor(driver, config.neo4j.database, config.neo4j.uri),
+    pg: pool,
+    async close() {
+      await driver.close();
+      await pool.end();
+    },
+  };
+}
+
+export function uid(prefix = 't'): string {
+  return `${prefix}-${randomUUID()}`;
+}
+
+/** Polls until `probe` holds, or fails the test with `what` at the deadline. */
+export async function eventually<T>(probe: () => Promise<T | undefined | false>, what: string, deadlineMs = 10_000): Promise<T> {
+  const until = Date.now() + deadlineMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined && v !== false) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -1,0 +1,61 @@
+import { loadConfig, redactConfig } from '../../src/config';
+import { ConfigError } from '../../src/errors';
+
+describe('loadConfig', () => {
+  it('defaults point at the local stack', () => {
+    const c = loadConfig({});
+    expect(c.neo4j.uri).toBe('bolt://127.0.0.1:7687');
+    expect(c.postgres.url).toBe('postgres://postgres@127.0.0.1:5432/mnemograph');
+    expect(c.redis.url).toBe('redis://127.0.0.1:6379');
+    expect(c.embedding).toMatchObject({ provider: 'local', dimensions: 512, mode: 'deferred' });
+    expect(c.audit.level).toBe('writes');
+    expect(c.working.ttlSeconds).toBe(3600);
+  });
+
+  it('treats empty values as unset', () => {
+    expect(loadConfig({ NEO4J_URI: '', AUDIT_LEVEL: '  ' }).neo4j.uri).toBe('bolt://127.0.0.1:7687');
+  });
+
+  it.each([
+    ['NEO4J_URI', 'http://localhost:7687'],
+    ['NEO4J_URI', 'bolt://'],
+    ['NEO4J_PASSWORD', 'short'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['AUDIT_LEVEL', 'everything'],
+    ['PORT', 'eighty'],
+    ['REDIS_CLUSTER_NODES', 'a,b'],
+  ])('rejects %s=%s with a one-line message naming the setting and the fix', (key, value) => {
+    let err: unknown;
+    try {
+      loadConfig({ [key]: value });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const msg = (err as ConfigError).message;
+    expect(msg.startsWith(`${key}:`)).toBe(true);
+    expect(msg).toContain('Fix:');
+    expect(msg).not.toContain('\n');
+    if (key === 'NEO4J_PASSWORD') expect(msg).not.toContain('short');
+  });
+
+  it('requires the pieces a provider needs', () => {
+    expect(() => loadConfig({ EMBEDDING_PROVIDER: 'openai' })).toThrow(/OPENAI_API_KEY/);
+    expect(() => loadConfig({ EMBEDDING_PROVIDER: 'openai-compatible' })).toThrow(/EMBEDDING_BASE_URL/);
+    expect(() => loadConfig({ EMBEDDING_DIMENSIONS: '768' })).toThrow(/EMBEDDING_DIMENSIONS/);
+    expect(loadConfig({ EMBEDDING_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-x' }).embedding).toMatchObject({ model: 'text-embedding-3-small', dimensions: 1536 });
+  });
+
+  it('reads cluster settings and a read replica', () => {
+    const c = loadConfig({ NEO4J_URI: 'neo4j+s://abc.databases.neo4j.io', REDIS_CLUSTER_NODES: 'r1:7000,r2:7001', DATABASE_READ_URL: 'postgres://u:p@replica/db' });
+    expect(c.neo4j.uri).toBe('neo4j+s://abc.databases.neo4j.io');
+    expect(c.redis.clusterNodes).toEqual([{ host: 'r1', port: 7000 }, { host: 'r2', port: 7001 }]);
+    expect(c.postgres.readUrl).toBe('postgres://u:p@replica/db');
+  });
+
+  it('redacts secrets for snapshots', () => {
+    const c = loadConfig({ NEO4J_PASSWORD: 'supersecret', DATABASE_URL: 'postgres://u:hunter22@h/db', OPENAI_API_KEY: 'sk-1' });
+    const text = JSON.stringify(redactConfig(c));
+    expect(text).not.toMatch(/supersecret|hunter22|sk-1/);
+  });
+});

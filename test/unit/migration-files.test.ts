@@ -1,0 +1,38 @@
+import { join } from 'node:path';
+import { cypherObjects, loadMigrations, render, splitCypher, sqlObjects } from '../../src/migrate/files';
+
+const root = join(__dirname, '..', '..');
+
+describe('migration files', () => {
+  it('splits Cypher into statements and skips comments', () => {
+    expect(splitCypher('// header\nCREATE INDEX a IF NOT EXISTS FOR (n:X) ON (n.a);\n// c\nCREATE INDEX b IF NOT EXISTS FOR (n:X) ON (n.b);\n')).toEqual([
+      'CREATE INDEX a IF NOT EXISTS FOR (n:X) ON (n.a)',
+      'CREATE INDEX b IF NOT EXISTS FOR (n:X) ON (n.b)',
+    ]);
+  });
+
+  it('names the objects each file creates', () => {
+    expect(cypherObjects('CREATE VECTOR INDEX v IF NOT EXISTS FOR ...; CREATE CONSTRAINT c IF NOT EXISTS FOR ...; CREATE FULLTEXT INDEX f IF NOT EXISTS')).toEqual(['v', 'c', 'f']);
+    expect(sqlObjects('CREATE TABLE t (\n);\nCREATE INDEX i ON t (a);\nCREATE FUNCTION fn() RETURNS')).toEqual(['t', 'i', 'fn']);
+  });
+
+  it('only substitutes integer parameters', () => {
+    expect(render('dims {{D}}', { D: 512 }, 'f')).toBe('dims 512');
+    expect(() => render('dims {{D}}', {}, 'f')).toThrow(/integer parameter D/);
+    expect(() => render('dims {{D}}', { D: 1.5 }, 'f')).toThrow(/integer parameter D/);
+  });
+
+  it('loads the shipped migrations in order with every object named', () => {
+    const cypher = loadMigrations(join(root, 'cypher'), 'cypher', { EMBEDDING_DIMENSIONS: 512 });
+    expect(cypher.map((m) => m.version)).toEqual([...cypher.map((m) => m.version)].sort((a, b) => a - b));
+    const objects = cypher.flatMap((m) => m.objects);
+    for (const label of ['user', 'conversation', 'turn', 'entity', 'fact', 'goal', 'strategy', 'tool_invocation']) {
+      expect(objects).toContain(`${label}_id_unique`);
+    }
+    expect(objects).toEqual(expect.arrayContaining(['turn_embeddings', 'entity_embeddings', 'fact_embeddings', 'strategy_embeddings', 'goal_embeddings']));
+    // every statement creates exactly one named object, so drift checks see all of them
+    expect(cypher.reduce((n, m) => n + m.statements.length, 0)).toBe(objects.length);
+    const sql = loadMigrations(join(root, 'sql'), 'sql', { AUDIT_PARTITION_DAYS_AHEAD: 7 });
+    expect(sql[0]!.objects).toEqual(expect.arrayContaining(['conversation_logs', 'memory_audit_log', 'idx_logs_timestamp', 'ensure_audit_partitions']));
+  });
+});
