@@ -1,0 +1,161 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PgAuditLogger } from '../../src/audit';
+import { createMnemograph, type Mnemograph } from '../../src/container';
+import { createLogger } from '../../src/infra/logger';
+import { createPgPool } from '../../src/infra/postgres';
+import { LocalEmbedder } from '../../src/embedding/local-embedder';
+import { OpenAIEmbedder } from '../../src/embedding/openai-embedder';
+import { startOpenAICompatibleServer } from '../support/openai-compatible-server';
+import { eventually, testConfig, uid } from '../support/stack';
+
+const silent = createLogger('silent');
+const embedder = new LocalEmbedder(1);
+afterAll(() => embedder.close());
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+/** A real redis-server of this test's own, so stopping it disturbs nobody else. */
+function startRedis(port: number): ChildProcess {
+  return spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+}
+
+async function auditRows(m: Mnemograph, userId: string) {
+  await m.audit.flush();
+  return (await m.pg.primary.query('SELECT operation, metadata FROM memory_audit_log WHERE user_id = $1 ORDER BY id', [userId])).rows as Array<{ operation: string; metadata: Record<string, unknown> }>;
+}
+
+describe('working memory when Redis goes away', () => {
+  let redis: ChildProcess;
+  let m: Mnemograph;
+  let port: number;
+  beforeAll(async () => {
+    port = await freePort();
+    redis = startRedis(port);
+    m = await createMnemograph(testConfig({ REDIS_URL: `redis://127.0.0.1:${port}` }), { log: silent, embedder, backgroundEmbedding: false });
+    await eventually(async () => m.redis.status === 'ready', 'redis ready');
+  });
+  afterAll(async () => {
+    await m.close();
+    redis.kill('SIGKILL');
+  });
+
+  it('degrades to process memory, keeps TTL semantics, and returns to Redis', async () => {
+    const userId = uid('u');
+    const conversationId = uid('c');
+    const session = m.memory.session({ userId, conversationId });
+    await session.set('topic', 'gardening');
+    expect(await m.redis.get(`working:${userId}:_global:${conversationId}:ctx:topic`)).toBe('"gardening"');
+
+    redis.kill('SIGKILL');
+    await eventually(async () => m.redis.status !== 'ready', 'redis down');
+    // Writes keep working and are readable while Redis is down.
+    const stored = await m.memory.storeTurn({ userId, conversationId, role: 'user', content: 'while redis is down' });
+    expect(stored.created).toBe(true);
+    await session.set('mood', 'calm');
+    await session.set('short', 'gone soon', 1);
+    expect(m.working.isDegraded).toBe(true);
+    expect(await session.get('mood')).toBe('calm');
+    expect((await session.recentTurns()).map((t) => t.content)).toEqual(['while redis is down']);
+    await eventually(async () => (await session.get('short')) === undefined, 'per-key TTL expires in the fallback', 5_000);
+
+    redis = startRedis(port);
+    await eventually(async () => m.redis.status === 'ready', 'redis back', 20_000);
+    await session.set('after', 'back');
+    expect(m.working.isDegraded).toBe(false);
+    expect(await m.redis.get(`working:${userId}:_global:${conversationId}:ctx:after`)).toBe('"back"');
+  });
+});
+
+describe('audit levels', () => {
+  it.each([
+    ['off', [], []],
+    ['writes', ['store'], []],
+    ['reads', ['store', 'getRecentTurns'], []],
+    ['verbose', ['store', 'getRecentTurns'], ['payload']],
+  ])('level %s records %j', async (level, operations, metadataKeys) => {
+    const m = await createMnemograph(testConfig({ AUDIT_LEVEL: level }), { log: silent, embedder, backgroundEmbedding: false });
+    try {
+      const userId = uid('u');
+      await m.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content: 'audit me' });
+      await m.memory.getRecentTurns({ userId });
+      const rows = await auditRows(m, userId);
+      expect(rows.map((r) => r.operation)).toEqual(operations);
+      if (rows[0]) expect(Object.keys(rows[0].metadata)).toEqual(metadataKeys);
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('spools audit rows while Postgres is unreachable and replays them, each once', async () => {
+    const spoolDir = mkdtempSync(join(tmpdir(), 'mnemograph-spool-'));
+    const deadPort = await freePort();
+    const dead = createPgPool(`postgres://postgres@127.0.0.1:${deadPort}/mnemograph`, 1);
+    const userId = uid('u');
+    const down = new PgAuditLogger(dead, { level: 'writes', spoolDir, configSnapshot: {} }, silent);
+    for (let i = 0; i < 5; i++) down.logWrite({ operation: 'store', memoryType: 'episodic', userId, channel: '_global', affectedIds: [`t${i}`] });
+    await down.close();
+    await dead.end();
+    const spooled = readdirSync(spoolDir).flatMap((f) => readFileSync(join(spoolDir, f), 'utf8').trim().split('\n'));
+    expect(spooled).toHaveLength(5);
+
+    const live = createPgPool(testConfig().postgres.url, 2);
+    const up = new PgAuditLogger(live, { level: 'writes', spoolDir, configSnapshot: {} }, silent);
+    try {
+      await up.flush();
+      await up.flush();
+      const rows = await live.query('SELECT affected_ids FROM memory_audit_log WHERE user_id = $1 ORDER BY id', [userId]);
+      expect(rows.rows.map((r) => r.affected_ids[0])).toEqual(['t0', 't1', 't2', 't3', 't4']);
+      expect(readdirSync(spoolDir)).toEqual([]);
+    } finally {
+      await up.close();
+      await live.end();
+    }
+  });
+});
+
+describe('embedding failures and the model lock', () => {
+  it('stores a turn whose inline embedding fails and embeds it later', async () => {
+    const server = await startOpenAICompatibleServer(512);
+    const remote = new OpenAIEmbedder('openai-compatible', 'use-lite-512', 512, { baseUrl: server.baseUrl, maxRetries: 0 });
+    // Same identity as the locked model, so the lock accepts it.
+    Object.assign(remote, { provider: 'local' });
+    const m = await createMnemograph(testConfig({ EMBEDDING_MODE: 'inline' }), { log: silent, embedder: remote, backgroundEmbedding: false });
+    try {
+      const userId = uid('u');
+      server.failNext(1);
+      const { turn } = await m.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content: 'embedding will fail first' });
+      expect(turn.embedded).toBe(false);
+      expect(await m.memory.getConversation(userId, turn.conversationId)).toHaveLength(1);
+      await m.backgroundEmbedder.drain();
+      const [after] = await m.memory.getConversation(userId, turn.conversationId);
+      expect(after!.embedded).toBe(true);
+      const { turn: inline } = await m.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content: 'this one embeds inline' });
+      expect(inline.embedded).toBe(true);
+    } finally {
+      await m.close();
+      await server.close();
+    }
+  });
+
+  it('refuses to start with an embedding model of another dimension', async () => {
+    const server = await startOpenAICompatibleServer(1536);
+    try {
+      await expect(
+        createMnemograph(testConfig({ EMBEDDING_PROVIDER: 'openai-compatible', EMBEDDING_BASE_URL: server.baseUrl }), { log: silent }),
+      ).rejects.toThrow(/holds embeddings from local\/use-lite-512 \(512-d\) but openai-compatible\/text-embedding-3-small \(1536-d\) is configured/);
+      expect(server.calls).toBe(0);
+    } finally {
+      await server.close();
+    }
+  });
+});
