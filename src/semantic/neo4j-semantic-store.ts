@@ -1,0 +1,871 @@
+import { randomUUID } from 'node:crypto';
+import type { ManagedTransaction } from 'neo4j-driver';
+import { NotFoundError, ValidationError } from '../errors';
+import type { CypherRunner } from '../infra/neo4j';
+import { GLOBAL_CHANNEL } from '../schemas';
+import type {
+  CreateRelationshipResult,
+  Entity,
+  EntityGraph,
+  EntityQuery,
+  Fact,
+  FactQuery,
+  NewEntity,
+  NewFact,
+  NewRelationship,
+  PromotionResult,
+  PromotionThresholds,
+  Relationship,
+  ResolutionOptions,
+  ScoredEntity,
+  ScoredFact,
+  SemanticStore,
+  StoreFactResult,
+  TimelineEntry,
+  UpsertEntityResult,
+} from './contract';
+import { aliasesText, mergeAliases, mergedType, nameKeys, normalizeClaim, normalizeName, pickNameMatch, type ResolutionCandidate } from './names';
+import { luceneQuery } from './lucene';
+
+const TAG = (op: string) => ({ subsystem: 'semantic', op });
+const MAX_OVERFETCH = 5_000;
+
+// Projection of an Entity node into the row every read returns (no embedding).
+const ENTITY = `{ id: e.id, userId: e.user_id, channel: e.channel, name: e.name, type: e.type, aliases: coalesce(e.aliases, []),
+  normalizedNames: coalesce(e.normalized_names, []), description: e.description, propertiesJson: e.properties_json,
+  salience: e.salience, accessCount: e.access_count, lastAccessed: toString(e.last_accessed), mentionCount: e.mention_count,
+  protected: coalesce(e.protected, false), createdAt: toString(e.created_at), updatedAt: toString(e.updated_at),
+  validFrom: toString(e.valid_from), validTo: toString(e.valid_to) }`;
+
+// Projection of a Fact node `f`; needs `about` (list of entity ids) in scope.
+const FACT = `{ id: f.id, userId: f.user_id, channel: f.channel, claim: f.claim, predicate: f.predicate, confidence: f.confidence,
+  certainty: f.certainty, source: f.source, sourceTurnId: f.source_turn_id, temporal: f.temporal, validFrom: toString(f.valid_from),
+  validTo: toString(f.valid_to), status: f.status, protected: coalesce(f.protected, false), needsReview: coalesce(f.needs_review, false),
+  salience: f.salience, accessCount: f.access_count, lastAccessed: toString(f.last_accessed), createdAt: toString(f.created_at),
+  aboutEntityIds: about, supersededBy: f.superseded_by, promotedFrom: f.promoted_from, propertiesJson: f.properties_json,
+  embedded: f.embedding IS NOT NULL }`;
+const WITH_ABOUT = `OPTIONAL MATCH (f)-[:ABOUT]->(ae:Entity) WITH f, collect(ae.id) AS about`;
+
+// Projection of a typed relationship `r` from `a` to `b`.
+const REL = `{ id: r.id, type: type(r), sourceId: a.id, targetId: b.id, userId: r.user_id, channel: r.channel, confidence: r.confidence,
+  propertiesJson: r.properties_json, sourceTurnId: r.source_turn_id, validFrom: toString(r.valid_from), validTo: toString(r.valid_to),
+  createdAt: toString(r.created_at) }`;
+
+// $userId -> {} ; takes the user's write lock (a real property change) so entity resolution
+// and creation of one user run one at a time and never create the same new name twice.
+const LOCK_USER = `MERGE (u:User {id: $userId}) SET u.semantic_seq = coalesce(u.semantic_seq, 0) + 1`;
+
+// $userId, $entityId -> {entity, normalizedName}: a live entity of the user
+const GET_ENTITY = `
+MATCH (e:Entity {id: $entityId}) WHERE e.user_id = $userId AND e.valid_to IS NULL
+RETURN ${ENTITY} AS entity, e.normalized_name AS normalizedName`;
+
+// $userId, $channels, $keys -> {entity, normalizedName}: live entities sharing a normalized name key
+const NAME_CANDIDATES = `
+MATCH (e:Entity) WHERE e.user_id = $userId AND e.channel IN $channels AND e.valid_to IS NULL
+  AND any(k IN e.normalized_names WHERE k IN $keys)
+RETURN ${ENTITY} AS entity, e.normalized_name AS normalizedName LIMIT 100`;
+
+// $k, $embedding, $userId, $channels, $type, $threshold -> {id, score}: the closest same-type entity above the threshold
+const EMBEDDING_CANDIDATE = `
+CALL db.index.vector.queryNodes('entity_embeddings', toInteger($k), $embedding) YIELD node AS e, score
+WHERE e.user_id = $userId AND e.channel IN $channels AND e.valid_to IS NULL AND e.type = $type AND score >= $threshold
+RETURN e.id AS id, score ORDER BY score DESC LIMIT 1`;
+
+// $row -> {entity}: creates an entity owned by the user
+const CREATE_ENTITY = `
+MATCH (u:User {id: $row.userId})
+CREATE (e:Entity {id: $row.id, user_id: $row.userId, channel: $row.channel, name: $row.name, normalized_name: $row.normalizedName,
+  type: $row.type, aliases: $row.aliases, normalized_names: $row.normalizedNames, aliases_text: $row.aliasesText,
+  description: $row.description, properties_json: $row.propertiesJson, salience: $row.salience, access_count: 0, mention_count: 1,
+  protected: false, created_at: datetime(), updated_at: datetime(), first_seen: datetime(), valid_from: datetime(),
+  embedding_pending: CASE WHEN $row.embedding IS NULL THEN true ELSE null END})
+CREATE (u)-[:HAS_ENTITY]->(e)
+WITH e CALL (e) { WITH e WHERE $row.embedding IS NOT NULL CALL db.create.setNodeVectorProperty(e, 'embedding', $row.embedding) }
+RETURN ${ENTITY} AS entity`;
+
+// $row -> {entity}: merges resolved input into an existing entity
+const UPDATE_ENTITY = `
+MATCH (e:Entity {id: $row.id}) WHERE e.user_id = $row.userId
+SET e.aliases = $row.aliases, e.normalized_names = $row.normalizedNames, e.aliases_text = $row.aliasesText, e.type = $row.type,
+    e.description = $row.description, e.properties_json = $row.propertiesJson, e.salience = $row.salience,
+    e.mention_count = coalesce(e.mention_count, 0) + 1, e.updated_at = datetime()
+WITH e CALL (e) {
+  WITH e WHERE $row.embedding IS NOT NULL AND e.embedding IS NULL
+  CALL db.create.setNodeVectorProperty(e, 'embedding', $row.embedding)
+  REMOVE e.embedding_pending
+}
+RETURN ${ENTITY} AS entity`;
+
+// $userId, $entityId, $turnId -> {n}: links the turn's conversation to the entity (MENTIONS)
+const LINK_MENTION = `
+MATCH (t:Turn {id: $turnId}) WHERE t.user_id = $userId
+MATCH (c:Conversation {id: t.conversation_id})
+MATCH (e:Entity {id: $entityId})
+MERGE (c)-[:MENTIONS]->(e)
+RETURN count(*) AS n`;
+
+// $userId, $turnIds -> {id}: the turns among $turnIds that belong to the user
+const OWNED_TURNS = `UNWIND $turnIds AS tid MATCH (t:Turn {id: tid}) WHERE t.user_id = $userId RETURN t.id AS id`;
+// $userId, $ids -> {id}: live entities among $ids owned by the user
+const OWNED_ENTITIES = `UNWIND $ids AS eid MATCH (e:Entity {id: eid}) WHERE e.user_id = $userId AND e.valid_to IS NULL RETURN e.id AS id`;
+// $userId, $ids -> {id, status}: facts among $ids owned by the user
+const OWNED_FACTS = `UNWIND $ids AS fid MATCH (f:Fact {id: fid}) WHERE f.user_id = $userId RETURN f.id AS id, f.status AS status`;
+
+// $userId, $names -> {entity}: live entities whose names include one of the keys
+const FIND_BY_NAME = `
+MATCH (e:Entity) WHERE e.user_id = $userId AND e.channel IN $channels AND e.valid_to IS NULL AND $key IN e.normalized_names
+RETURN ${ENTITY} AS entity ORDER BY e.mention_count DESC, e.id LIMIT 50`;
+
+// $userId, $entityId -> {entity}: soft-deletes an entity
+const DELETE_ENTITY = `
+MATCH (e:Entity {id: $entityId}) WHERE e.user_id = $userId AND e.valid_to IS NULL
+SET e.valid_to = datetime(), e.updated_at = datetime()
+RETURN ${ENTITY} AS entity`;
+
+// $userId, $factId -> {fact}
+const GET_FACT = `
+MATCH (f:Fact {id: $factId}) WHERE f.user_id = $userId
+${WITH_ABOUT}
+RETURN ${FACT} AS fact`;
+
+// $id -> {userId}: who owns a fact id (for idempotent creates)
+const FACT_OWNER = `MATCH (f:Fact {id: $id}) RETURN f.user_id AS userId`;
+
+// $userId, $channel, $key, $predicate -> {id}: an active fact with the same normalized claim
+const SAME_CLAIM = `
+MATCH (f:Fact) WHERE f.user_id = $userId AND f.channel = $channel AND f.claim_key = $key AND f.status = 'active'
+  AND coalesce(f.predicate, '') = coalesce($predicate, '')
+RETURN f.id AS id ORDER BY f.created_at LIMIT 1`;
+
+// $row -> {fact}: creates a fact with its links; superseded facts are closed
+const CREATE_FACT = `
+MATCH (u:User {id: $row.userId})
+CREATE (f:Fact {id: $row.id, user_id: $row.userId, channel: $row.channel, claim: $row.claim, claim_key: $row.claimKey,
+  predicate: $row.predicate, confidence: $row.confidence, certainty: $row.certainty, source: $row.source,
+  source_turn_id: $row.sourceTurnId, temporal: $row.temporal, valid_from: datetime($row.validFrom),
+  valid_to: CASE WHEN $row.validTo IS NULL THEN null ELSE datetime($row.validTo) END, status: 'active', protected: false,
+  decay_rate: 0.05, needs_review: $row.needsReview, salience: $row.salience, access_count: 0, mention_count: 1,
+  properties_json: $row.propertiesJson, created_at: datetime(), updated_at: datetime(),
+  embedding_pending: CASE WHEN $row.embedding IS NULL THEN true ELSE null END})
+CREATE (u)-[:HAS_FACT]->(f)
+WITH f
+CALL (f) { UNWIND $row.aboutEntityIds AS eid MATCH (e:Entity {id: eid}) MERGE (f)-[:ABOUT]->(e) }
+CALL (f) { UNWIND $row.sourceTurnIds AS tid MATCH (t:Turn {id: tid}) MERGE (f)-[:DERIVED_FROM]->(t) }
+CALL (f) { UNWIND $row.contradicts AS cid MATCH (c:Fact {id: cid}) MERGE (f)-[:CONTRADICTS]->(c) }
+CALL (f) {
+  UNWIND $row.supersedes AS sid MATCH (old:Fact {id: sid})
+  MERGE (f)-[:SUPERSEDES]->(old)
+  SET old.status = 'superseded', old.superseded_by = f.id, old.updated_at = datetime(),
+      old.valid_to = CASE WHEN f.valid_from > old.valid_from THEN f.valid_from ELSE datetime() END
+}
+CALL (f) { WITH f WHERE $row.embedding IS NOT NULL CALL db.create.setNodeVectorProperty(f, 'embedding', $row.embedding) }
+${WITH_ABOUT}
+RETURN ${FACT} AS fact`;
+
+// $userId, $factId, $aboutEntityIds, $sourceTurnIds, $confidence -> {fact}: reinforces a fact said again
+const REINFORCE_FACT = `
+MATCH (f:Fact {id: $factId}) WHERE f.user_id = $userId
+SET f.confidence = CASE WHEN $confidence > f.confidence THEN $confidence ELSE f.confidence END,
+    f.mention_count = coalesce(f.mention_count, 1) + 1, f.updated_at = datetime()
+WITH f
+CALL (f) { UNWIND $aboutEntityIds AS eid MATCH (e:Entity {id: eid}) MERGE (f)-[:ABOUT]->(e) }
+CALL (f) { UNWIND $sourceTurnIds AS tid MATCH (t:Turn {id: tid}) MERGE (f)-[:DERIVED_FROM]->(t) }
+${WITH_ABOUT}
+RETURN ${FACT} AS fact`;
+
+// $userId, $factId -> {fact}: marks a fact protected (no decay)
+const CONFIRM_FACT = `
+MATCH (f:Fact {id: $factId}) WHERE f.user_id = $userId
+SET f.protected = true, f.decay_rate = 0.0, f.confirmed_at = coalesce(f.confirmed_at, datetime()), f.updated_at = datetime()
+WITH f ${WITH_ABOUT}
+RETURN ${FACT} AS fact`;
+
+// $userId, $factId, $reason -> {fact}: soft-deletes an active fact
+const RETRACT_FACT = `
+MATCH (f:Fact {id: $factId}) WHERE f.user_id = $userId AND f.status = 'active'
+SET f.status = 'retracted', f.valid_to = datetime(), f.retract_reason = $reason, f.updated_at = datetime()
+WITH f ${WITH_ABOUT}
+RETURN ${FACT} AS fact`;
+
+// $userId, $channels, $includeInactive, $minConfidence, $entityId, $predicate, $limit -> {fact} newest first
+const FIND_FACTS = `
+MATCH (f:Fact) WHERE f.user_id = $userId AND f.channel IN $channels AND ($includeInactive OR f.status = 'active')
+  AND f.confidence >= $minConfidence AND ($predicate IS NULL OR f.predicate = $predicate)
+  AND ($entityId IS NULL OR EXISTS { (f)-[:ABOUT]->(:Entity {id: $entityId}) })
+${WITH_ABOUT}
+RETURN ${FACT} AS fact ORDER BY f.valid_from DESC, f.created_at DESC LIMIT toInteger($limit)`;
+
+// $userId, $sourceId, $targetId -> {a, b}: both live entities of the user (missing ones absent)
+const REL_ENDS = `
+OPTIONAL MATCH (a:Entity {id: $sourceId}) WHERE a.user_id = $userId AND a.valid_to IS NULL
+OPTIONAL MATCH (b:Entity {id: $targetId}) WHERE b.user_id = $userId AND b.valid_to IS NULL
+RETURN a IS NOT NULL AS hasA, b IS NOT NULL AS hasB`;
+
+// $sourceId, $targetId, $type -> {rel}: the open relationship of this type between the two
+const OPEN_REL = `
+MATCH (a:Entity {id: $sourceId})-[r:$($type)]->(b:Entity {id: $targetId}) WHERE r.valid_to IS NULL
+RETURN ${REL} AS rel LIMIT 1`;
+
+// $sourceId, $targetId, $type, $at -> {rel}: closes open relationships of this type from the source to others
+const CLOSE_OTHER_RELS = `
+MATCH (a:Entity {id: $sourceId})-[r:$($type)]->(b:Entity) WHERE r.valid_to IS NULL AND b.id <> $targetId
+SET r.valid_to = datetime($at)
+RETURN ${REL} AS rel`;
+
+// $row -> {rel}: creates a typed relationship with a validity window ($row.type passed RelationshipTypeSchema)
+const CREATE_REL = `
+MATCH (a:Entity {id: $row.sourceId}), (b:Entity {id: $row.targetId})
+CREATE (a)-[r:$($row.type) {id: $row.id, user_id: $row.userId, channel: $row.channel, confidence: $row.confidence,
+  properties_json: $row.propertiesJson, source_turn_id: $row.sourceTurnId, valid_from: datetime($row.validFrom),
+  valid_to: CASE WHEN $row.validTo IS NULL THEN null ELSE datetime($row.validTo) END, created_at: datetime()}]->(b)
+RETURN ${REL} AS rel`;
+
+// $sourceId, $targetId, $type -> {rel}: closes the open relationships of this type between the two
+const END_REL = `
+MATCH (a:Entity {id: $sourceId})-[r:$($type)]->(b:Entity {id: $targetId}) WHERE r.valid_to IS NULL
+SET r.valid_to = datetime()
+RETURN ${REL} AS rel`;
+
+// $userId, $ids -> {id}: the user's live entities among $ids (graph roots)
+const GRAPH_ROOTS = OWNED_ENTITIES;
+// $userId, $frontier, $channels, $limit -> {id}: live neighbours over currently valid relationships
+const GRAPH_HOP = `
+UNWIND $frontier AS fid
+MATCH (a:Entity {id: fid})-[r]-(b:Entity)
+WHERE r.valid_to IS NULL AND r.user_id = $userId AND b.user_id = $userId AND b.valid_to IS NULL AND b.channel IN $channels
+RETURN DISTINCT b.id AS id LIMIT toInteger($limit)`;
+// $ids -> {entity}
+const ENTITIES_BY_ID = `UNWIND $ids AS eid MATCH (e:Entity {id: eid}) RETURN ${ENTITY} AS entity`;
+// $userId, $ids -> {rel}: currently valid relationships among the entities
+const RELS_AMONG = `
+MATCH (a:Entity)-[r]->(b:Entity) WHERE a.id IN $ids AND b.id IN $ids AND r.user_id = $userId AND r.valid_to IS NULL
+RETURN ${REL} AS rel ORDER BY r.created_at`;
+// $userId, $ids, $limit -> {fact}: active facts about the entities, most confident first
+const FACTS_ABOUT = `
+MATCH (f:Fact)-[:ABOUT]->(x:Entity) WHERE x.id IN $ids AND f.user_id = $userId AND f.status = 'active'
+WITH DISTINCT f
+${WITH_ABOUT}
+RETURN ${FACT} AS fact ORDER BY f.confidence DESC, f.created_at DESC LIMIT toInteger($limit)`;
+
+// $userId, $entityId, $limit -> {fact}: every fact about the entity, any status
+const TIMELINE_FACTS = `
+MATCH (f:Fact)-[:ABOUT]->(:Entity {id: $entityId}) WHERE f.user_id = $userId
+${WITH_ABOUT}
+RETURN ${FACT} AS fact ORDER BY f.valid_from, f.created_at LIMIT toInteger($limit)`;
+// $userId, $entityId, $limit -> {rel}: every relationship touching the entity, closed ones too
+const TIMELINE_RELS = `
+MATCH (x:Entity {id: $entityId})-[r]-(:Entity) WHERE r.user_id = $userId
+WITH DISTINCT r MATCH (a)-[r]->(b)
+RETURN ${REL} AS rel ORDER BY r.valid_from, r.created_at LIMIT toInteger($limit)`;
+// $userId, $entityId -> {n}: whether the entity (live or deleted) is the user's
+const ENTITY_EXISTS = `MATCH (e:Entity {id: $entityId}) WHERE e.user_id = $userId RETURN count(e) AS n`;
+
+// $k, $embedding, $userId, $channels, $includeInactive, $minConfidence, $limit -> {fact, score}
+const VECTOR_FACTS = `
+CALL db.index.vector.queryNodes('fact_embeddings', toInteger($k), $embedding) YIELD node AS f, score
+WHERE f.user_id = $userId AND f.channel IN $channels AND ($includeInactive OR f.status = 'active') AND f.confidence >= $minConfidence
+WITH f, score ORDER BY score DESC LIMIT toInteger($limit)
+${WITH_ABOUT.replace('WITH f,', 'WITH f, score,')}
+RETURN ${FACT} AS fact, score ORDER BY score DESC`;
+
+// $k, $embedding, $userId, $channels, $types, $limit -> {entity, score}
+const VECTOR_ENTITIES = `
+CALL db.index.vector.queryNodes('entity_embeddings', toInteger($k), $embedding) YIELD node AS e, score
+WHERE e.user_id = $userId AND e.channel IN $channels AND e.valid_to IS NULL AND ($types IS NULL OR e.type IN $types)
+RETURN ${ENTITY} AS entity, score ORDER BY score DESC LIMIT toInteger($limit)`;
+
+// $k, $query, $userId, $channels, $includeInactive, $minConfidence, $limit -> {fact, score}
+const FULLTEXT_FACTS = `
+CALL db.index.fulltext.queryNodes('fact_claim_fulltext', $query, {limit: toInteger($k)}) YIELD node AS f, score
+WHERE f.user_id = $userId AND f.channel IN $channels AND ($includeInactive OR f.status = 'active') AND f.confidence >= $minConfidence
+WITH f, score ORDER BY score DESC LIMIT toInteger($limit)
+${WITH_ABOUT.replace('WITH f,', 'WITH f, score,')}
+RETURN ${FACT} AS fact, score ORDER BY score DESC`;
+
+// $k, $query, $userId, $channels, $types, $limit -> {entity, score}
+const FULLTEXT_ENTITIES = `
+CALL db.index.fulltext.queryNodes('entity_text_fulltext', $query, {limit: toInteger($k)}) YIELD node AS e, score
+WHERE e.user_id = $userId AND e.channel IN $channels AND e.valid_to IS NULL AND ($types IS NULL OR e.type IN $types)
+RETURN ${ENTITY} AS entity, score ORDER BY score DESC LIMIT toInteger($limit)`;
+
+// $userId, $factIds, $entityIds -> {n}: reinforcement on retrieval
+const RECORD_ACCESS = `
+CALL (){ UNWIND $factIds AS fid MATCH (f:Fact {id: fid}) WHERE f.user_id = $userId
+  SET f.access_count = coalesce(f.access_count, 0) + 1, f.last_accessed = datetime() RETURN count(f) AS nf }
+CALL (){ UNWIND $entityIds AS eid MATCH (e:Entity {id: eid}) WHERE e.user_id = $userId
+  SET e.access_count = coalesce(e.access_count, 0) + 1, e.last_accessed = datetime() RETURN count(e) AS ne }
+RETURN nf + ne AS n`;
+
+// $userId, $factId -> {status, channel, confidence, accessCount, conversations, globalId}: promotion measures
+const PROMOTION_MEASURES = `
+MATCH (f:Fact {id: $factId}) WHERE f.user_id = $userId
+OPTIONAL MATCH (f)-[:DERIVED_FROM]->(t:Turn)
+WITH f, count(DISTINCT t.conversation_id) AS conversations
+OPTIONAL MATCH (g:Fact)-[:PROMOTED_FROM]->(f)
+RETURN f.status AS status, f.channel AS channel, f.confidence AS confidence, coalesce(f.access_count, 0) AS accessCount,
+       conversations, g.id AS globalId LIMIT 1`;
+
+// $userId, $factId, $newId -> {fact}: the _global copy of a fact, linked PROMOTED_FROM
+const PROMOTE = `
+MATCH (f:Fact {id: $factId}) WHERE f.user_id = $userId
+CREATE (g:Fact {id: $newId, user_id: f.user_id, channel: '${GLOBAL_CHANNEL}', claim: f.claim, claim_key: f.claim_key,
+  predicate: f.predicate, confidence: f.confidence, certainty: f.certainty, source: 'promotion', source_turn_id: f.source_turn_id,
+  temporal: f.temporal, valid_from: f.valid_from, valid_to: f.valid_to, status: 'active', protected: coalesce(f.protected, false),
+  decay_rate: coalesce(f.decay_rate, 0.05), needs_review: false, salience: f.salience, access_count: 0, mention_count: 1,
+  properties_json: f.properties_json, promoted_from: f.id, created_at: datetime(), updated_at: datetime(),
+  embedding_pending: CASE WHEN f.embedding IS NULL THEN true ELSE null END})
+SET f.promoted_to = g.id, f.updated_at = datetime()
+CREATE (g)-[:PROMOTED_FROM]->(f)
+WITH f, g
+MATCH (u:User {id: $userId}) CREATE (u)-[:HAS_FACT]->(g)
+WITH f, g
+CALL (f, g) { MATCH (f)-[:ABOUT]->(e:Entity) MERGE (g)-[:ABOUT]->(e) }
+CALL (f, g) { MATCH (f)-[:DERIVED_FROM]->(t:Turn) MERGE (g)-[:DERIVED_FROM]->(t) }
+CALL (f, g) { WITH f, g WHERE f.embedding IS NOT NULL SET g.embedding = f.embedding }
+WITH g AS f
+${WITH_ABOUT}
+RETURN ${FACT} AS fact`;
+
+// $minConfidence, $minAccessCount, $minConversations, $limit -> {userId, factId, channel}
+const PROMOTION_CANDIDATES = `
+MATCH (f:Fact) WHERE f.channel <> '${GLOBAL_CHANNEL}' AND f.status = 'active' AND f.promoted_to IS NULL
+  AND f.confidence >= $minConfidence AND coalesce(f.access_count, 0) >= toInteger($minAccessCount)
+OPTIONAL MATCH (f)-[:DERIVED_FROM]->(t:Turn)
+WITH f, count(DISTINCT t.conversation_id) AS conversations WHERE conversations >= toInteger($minConversations)
+RETURN f.user_id AS userId, f.id AS factId, f.channel AS channel ORDER BY f.confidence DESC, f.id LIMIT toInteger($limit)`;
+
+// $limit -> {label, id, text}: nodes whose embedding is still pending
+const PENDING = `
+CALL () {
+  MATCH (e:Entity) WHERE e.embedding_pending = true
+  RETURN 'Entity' AS label, e.id AS id, e.name + ' ' + coalesce(e.aliases_text, '') + ' ' + coalesce(e.description, '') AS text LIMIT toInteger($limit)
+  UNION ALL
+  MATCH (f:Fact) WHERE f.embedding_pending = true
+  RETURN 'Fact' AS label, f.id AS id, f.claim AS text LIMIT toInteger($limit)
+}
+RETURN label, id, text LIMIT toInteger($limit)`;
+// $rows: [{id, embedding}] -> {n}
+const SET_ENTITY_EMBEDDINGS = `
+UNWIND $rows AS row MATCH (e:Entity {id: row.id})
+CALL db.create.setNodeVectorProperty(e, 'embedding', row.embedding) REMOVE e.embedding_pending RETURN count(e) AS n`;
+const SET_FACT_EMBEDDINGS = `
+UNWIND $rows AS row MATCH (f:Fact {id: row.id})
+CALL db.create.setNodeVectorProperty(f, 'embedding', row.embedding) REMOVE f.embedding_pending RETURN count(f) AS n`;
+
+type Props = Record<string, string | number | boolean>;
+interface EntityRow extends Omit<Entity, 'properties'> {
+  propertiesJson: string | null;
+}
+interface FactRow extends Omit<Fact, 'properties'> {
+  propertiesJson: string | null;
+}
+interface RelRow extends Omit<Relationship, 'properties'> {
+  propertiesJson: string | null;
+}
+
+function parseProps(json: string | null): Props {
+  return json ? (JSON.parse(json) as Props) : {};
+}
+export function toEntity({ propertiesJson, ...row }: EntityRow): Entity {
+  return { ...row, properties: parseProps(propertiesJson) };
+}
+export function toFact({ propertiesJson, ...row }: FactRow): Fact {
+  return { ...row, properties: parseProps(propertiesJson) };
+}
+export function toRelationship({ propertiesJson, ...row }: RelRow): Relationship {
+  return { ...row, properties: parseProps(propertiesJson) };
+}
+
+async function rows<T>(tx: ManagedTransaction, cypher: string, params: Record<string, unknown>): Promise<T[]> {
+  return (await tx.run(cypher, params)).records.map((r) => r.toObject() as T);
+}
+
+function missing(wanted: readonly string[], found: readonly string[]): string[] {
+  const have = new Set(found);
+  return [...new Set(wanted)].filter((id) => !have.has(id));
+}
+
+export class Neo4jSemanticStore implements SemanticStore {
+  constructor(private readonly db: CypherRunner) {}
+
+  // ------------------------------------------------------------------- entities
+
+  upsertEntity(input: NewEntity, opts: ResolutionOptions): Promise<UpsertEntityResult> {
+    return this.db.writeTx(async (tx) => {
+      await tx.run(LOCK_USER, { userId: input.userId });
+      const channels = [...new Set([input.channel, GLOBAL_CHANNEL])];
+      const keys = nameKeys(input.name, input.aliases);
+      let existing: Entity | null = null;
+      let matchedBy: UpsertEntityResult['matchedBy'] = null;
+
+      if (input.entityId) {
+        const [row] = await rows<{ entity: EntityRow }>(tx, GET_ENTITY, { userId: input.userId, entityId: input.entityId });
+        if (!row) throw new NotFoundError('entity', input.entityId);
+        existing = toEntity(row.entity);
+        matchedBy = 'id';
+      } else {
+        const found = await rows<{ entity: EntityRow; normalizedName: string }>(tx, NAME_CANDIDATES, { userId: input.userId, channels, keys });
+        const candidates: ResolutionCandidate[] = found.map(({ entity: e, normalizedName }) => ({
+          id: e.id,
+          type: e.type,
+          normalizedName,
+          normalizedNames: e.normalizedNames,
+          salience: e.salience,
+          mentionCount: e.mentionCount,
+          sameChannel: e.channel === input.channel,
+        }));
+        const match = pickNameMatch(keys, input.type, candidates);
+        if (match) {
+          existing = toEntity(found.find((f) => f.entity.id === match.id)!.entity);
+          matchedBy = match.matchedBy;
+        } else if (input.embedding && input.type !== 'other') {
+          // Similarity alone merges only a same-type entity above a high threshold: two
+          // people with similar descriptions must stay apart.
+          const [hit] = await rows<{ id: string }>(tx, EMBEDDING_CANDIDATE, {
+            k: 50,
+            embedding: input.embedding,
+            userId: input.userId,
+            channels,
+            type: input.type,
+            threshold: opts.embeddingThreshold,
+          });
+          if (hit) {
+            const [row] = await rows<{ entity: EntityRow }>(tx, GET_ENTITY, { userId: input.userId, entityId: hit.id });
+            existing = toEntity(row!.entity);
+            matchedBy = 'embedding';
+          }
+        }
+      }
+
+      let entity: Entity;
+      if (existing) {
+        const aliases = mergeAliases(existing.name, existing.aliases, [input.name, ...input.aliases]);
+        const description =
+          input.description && (!existing.description || input.description.length > existing.description.length) ? input.description : existing.description;
+        const [row] = await rows<{ entity: EntityRow }>(tx, UPDATE_ENTITY, {
+          row: {
+            id: existing.id,
+            userId: input.userId,
+            aliases,
+            normalizedNames: nameKeys(existing.name, aliases),
+            aliasesText: aliasesText(aliases),
+            type: mergedType(existing.type, input.type),
+            description,
+            propertiesJson: JSON.stringify({ ...existing.properties, ...(input.properties ?? {}) }),
+            salience: Math.max(existing.salience, input.salience ?? 0),
+            embedding: input.embedding ?? null,
+          },
+        });
+        entity = toEntity(row!.entity);
+      } else {
+        const aliases = mergeAliases(input.name, [], input.aliases);
+        const [row] = await rows<{ entity: EntityRow }>(tx, CREATE_ENTITY, {
+          row: {
+            id: randomUUID(),
+            userId: input.userId,
+            channel: input.channel,
+            name: input.name,
+            normalizedName: normalizeName(input.name),
+            type: input.type,
+            aliases,
+            normalizedNames: nameKeys(input.name, aliases),
+            aliasesText: aliasesText(aliases),
+            description: input.description ?? null,
+            propertiesJson: JSON.stringify(input.properties ?? {}),
+            salience: input.salience ?? 0.5,
+            embedding: input.embedding ?? null,
+          },
+        });
+        entity = toEntity(row!.entity);
+      }
+      if (input.sourceTurnId) {
+        const [linked] = await rows<{ n: number }>(tx, LINK_MENTION, { userId: input.userId, entityId: entity.id, turnId: input.sourceTurnId });
+        if (!linked || linked.n === 0) throw new NotFoundError('turn', input.sourceTurnId);
+      }
+      return { entity, created: existing === null, matchedBy };
+    }, TAG('upsertEntity'));
+  }
+
+  async getEntity(userId: string, entityId: string): Promise<Entity | null> {
+    const [row] = await this.db.read<{ entity: EntityRow }>(GET_ENTITY, { userId, entityId }, TAG('getEntity'));
+    return row ? toEntity(row.entity) : null;
+  }
+
+  async findEntitiesByName(userId: string, name: string, channels: string[]): Promise<Entity[]> {
+    const key = normalizeName(name);
+    if (!key) return [];
+    const found = await this.db.read<{ entity: EntityRow }>(FIND_BY_NAME, { userId, channels, key }, TAG('findEntitiesByName'));
+    return found.map((r) => toEntity(r.entity));
+  }
+
+  async deleteEntity(userId: string, entityId: string): Promise<Entity> {
+    const [row] = await this.db.write<{ entity: EntityRow }>(DELETE_ENTITY, { userId, entityId }, TAG('deleteEntity'));
+    if (!row) throw new NotFoundError('entity', entityId);
+    return toEntity(row.entity);
+  }
+
+  // ---------------------------------------------------------------------- facts
+
+  storeFact(fact: NewFact): Promise<StoreFactResult> {
+    return this.db.writeTx((tx) => this.writeFact(tx, fact, false), TAG('storeFact'));
+  }
+
+  learnFact(fact: NewFact): Promise<StoreFactResult> {
+    return this.db.writeTx((tx) => this.writeFact(tx, fact, true), TAG('learnFact'));
+  }
+
+  /** Checks every referenced id before writing, so a bad reference writes nothing. */
+  private async writeFact(tx: ManagedTransaction, fact: NewFact, reinforce: boolean): Promise<StoreFactResult> {
+    await tx.run(LOCK_USER, { userId: fact.userId });
+    if (fact.id) {
+      const [owner] = await rows<{ userId: string }>(tx, FACT_OWNER, { id: fact.id });
+      if (owner) {
+        if (owner.userId !== fact.userId) throw new ValidationError(`fact id ${fact.id} is already in use; choose another id`, { id: fact.id });
+        const [row] = await rows<{ fact: FactRow }>(tx, GET_FACT, { userId: fact.userId, factId: fact.id });
+        return { fact: toFact(row!.fact), created: false, reinforced: false, superseded: [] };
+      }
+    }
+    await this.checkReferences(tx, fact.userId, {
+      entityIds: fact.aboutEntityIds,
+      turnIds: fact.sourceTurnIds,
+      supersedes: fact.supersedes,
+      contradicts: fact.contradicts,
+    });
+    const claimKey = normalizeClaim(fact.claim);
+    if (reinforce) {
+      const [same] = await rows<{ id: string }>(tx, SAME_CLAIM, { userId: fact.userId, channel: fact.channel, key: claimKey, predicate: fact.predicate ?? null });
+      if (same) {
+        const [row] = await rows<{ fact: FactRow }>(tx, REINFORCE_FACT, {
+          userId: fact.userId,
+          factId: same.id,
+          aboutEntityIds: fact.aboutEntityIds,
+          sourceTurnIds: fact.sourceTurnIds,
+          confidence: fact.confidence,
+        });
+        return { fact: toFact(row!.fact), created: false, reinforced: true, superseded: [] };
+      }
+    }
+    const [row] = await rows<{ fact: FactRow }>(tx, CREATE_FACT, {
+      row: {
+        id: fact.id ?? randomUUID(),
+        userId: fact.userId,
+        channel: fact.channel,
+        claim: fact.claim,
+        claimKey,
+        predicate: fact.predicate ?? null,
+        confidence: fact.confidence,
+        certainty: fact.certainty ?? null,
+        source: fact.source,
+        sourceTurnId: fact.sourceTurnIds[0] ?? null,
+        sourceTurnIds: fact.sourceTurnIds,
+        temporal: fact.temporal,
+        validFrom: fact.validFrom,
+        validTo: fact.validTo ?? null,
+        aboutEntityIds: fact.aboutEntityIds,
+        supersedes: fact.supersedes,
+        contradicts: fact.contradicts,
+        needsReview: fact.needsReview,
+        salience: fact.salience ?? 0.5,
+        propertiesJson: JSON.stringify(fact.properties ?? {}),
+        embedding: fact.embedding ?? null,
+      },
+    });
+    return { fact: toFact(row!.fact), created: true, reinforced: false, superseded: [...new Set(fact.supersedes)] };
+  }
+
+  private async checkReferences(
+    tx: ManagedTransaction,
+    userId: string,
+    refs: { entityIds: string[]; turnIds: string[]; supersedes: string[]; contradicts: string[] },
+  ): Promise<void> {
+    if (refs.entityIds.length > 0) {
+      const found = await rows<{ id: string }>(tx, OWNED_ENTITIES, { userId, ids: refs.entityIds });
+      const [first] = missing(refs.entityIds, found.map((r) => r.id));
+      if (first) throw new NotFoundError('entity', first);
+    }
+    if (refs.turnIds.length > 0) {
+      const found = await rows<{ id: string }>(tx, OWNED_TURNS, { userId, turnIds: refs.turnIds });
+      const [first] = missing(refs.turnIds, found.map((r) => r.id));
+      if (first) throw new NotFoundError('turn', first);
+    }
+    const factIds = [...refs.supersedes, ...refs.contradicts];
+    if (factIds.length > 0) {
+      const found = await rows<{ id: string; status: string }>(tx, OWNED_FACTS, { userId, ids: factIds });
+      const [first] = missing(factIds, found.map((r) => r.id));
+      if (first) throw new NotFoundError('fact', first);
+      const inactive = found.find((f) => refs.supersedes.includes(f.id) && f.status !== 'active');
+      if (inactive) throw new ValidationError(`fact ${inactive.id} is ${inactive.status} and cannot be superseded again; correct the fact that replaced it`, { id: inactive.id });
+    }
+  }
+
+  async getFact(userId: string, factId: string): Promise<Fact | null> {
+    const [row] = await this.db.read<{ fact: FactRow }>(GET_FACT, { userId, factId }, TAG('getFact'));
+    return row ? toFact(row.fact) : null;
+  }
+
+  async findFacts(q: FactQuery): Promise<Fact[]> {
+    const found = await this.db.read<{ fact: FactRow }>(FIND_FACTS, factParams(q), TAG('findFacts'));
+    return found.map((r) => toFact(r.fact));
+  }
+
+  async correctFact(
+    userId: string,
+    factId: string,
+    replacement: Parameters<SemanticStore['correctFact']>[2],
+  ): Promise<{ oldFact: Fact; newFact: Fact }> {
+    return this.db.writeTx(async (tx) => {
+      const [oldRow] = await rows<{ fact: FactRow }>(tx, GET_FACT, { userId, factId });
+      if (!oldRow) throw new NotFoundError('fact', factId);
+      const old = toFact(oldRow.fact);
+      if (old.status !== 'active') {
+        throw new ValidationError(`fact ${factId} is ${old.status}; correct the current fact${old.supersededBy ? ` (${old.supersededBy})` : ''} instead`, { id: factId });
+      }
+      const { reason, ...rest } = replacement;
+      const result = await this.writeFact(
+        tx,
+        {
+          ...rest,
+          userId,
+          channel: old.channel,
+          predicate: rest.predicate ?? old.predicate ?? undefined,
+          temporal: old.temporal,
+          validFrom: new Date().toISOString(),
+          aboutEntityIds: old.aboutEntityIds,
+          supersedes: [factId],
+          contradicts: [],
+          properties: { ...old.properties, ...(rest.properties ?? {}), ...(reason ? { correction_reason: reason } : {}) },
+        },
+        false,
+      );
+      const [closed] = await rows<{ fact: FactRow }>(tx, GET_FACT, { userId, factId });
+      return { oldFact: toFact(closed!.fact), newFact: result.fact };
+    }, TAG('correctFact'));
+  }
+
+  async confirmFact(userId: string, factId: string): Promise<Fact> {
+    const [row] = await this.db.write<{ fact: FactRow }>(CONFIRM_FACT, { userId, factId }, TAG('confirmFact'));
+    if (!row) throw new NotFoundError('fact', factId);
+    return toFact(row.fact);
+  }
+
+  async retractFact(userId: string, factId: string, reason?: string): Promise<Fact> {
+    return this.db.writeTx(async (tx) => {
+      const [row] = await rows<{ fact: FactRow }>(tx, RETRACT_FACT, { userId, factId, reason: reason ?? null });
+      if (row) return toFact(row.fact);
+      const [current] = await rows<{ fact: FactRow }>(tx, GET_FACT, { userId, factId });
+      if (!current) throw new NotFoundError('fact', factId);
+      return toFact(current.fact); // already closed: retracting again changes nothing
+    }, TAG('retractFact'));
+  }
+
+  // -------------------------------------------------------------- relationships
+
+  createRelationship(rel: NewRelationship): Promise<CreateRelationshipResult> {
+    return this.db.writeTx(async (tx) => {
+      await this.checkEnds(tx, rel.userId, rel.sourceId, rel.targetId);
+      const ends = { sourceId: rel.sourceId, targetId: rel.targetId, type: rel.type };
+      const closed = rel.replaceExisting ? (await rows<{ rel: RelRow }>(tx, CLOSE_OTHER_RELS, { ...ends, at: rel.validFrom })).map((r) => r.rel.id) : [];
+      const [open] = await rows<{ rel: RelRow }>(tx, OPEN_REL, ends);
+      if (open) return { relationship: toRelationship(open.rel), created: false, closed };
+      const [row] = await rows<{ rel: RelRow }>(tx, CREATE_REL, {
+        row: {
+          ...ends,
+          id: randomUUID(),
+          userId: rel.userId,
+          channel: rel.channel,
+          confidence: rel.confidence,
+          propertiesJson: JSON.stringify(rel.properties ?? {}),
+          sourceTurnId: rel.sourceTurnId ?? null,
+          validFrom: rel.validFrom,
+          validTo: rel.validTo ?? null,
+        },
+      });
+      return { relationship: toRelationship(row!.rel), created: true, closed };
+    }, TAG('createRelationship'));
+  }
+
+  endRelationship(userId: string, sourceId: string, type: string, targetId: string): Promise<Relationship[]> {
+    return this.db.writeTx(async (tx) => {
+      await this.checkEnds(tx, userId, sourceId, targetId);
+      return (await rows<{ rel: RelRow }>(tx, END_REL, { sourceId, targetId, type })).map((r) => toRelationship(r.rel));
+    }, TAG('endRelationship'));
+  }
+
+  private async checkEnds(tx: ManagedTransaction, userId: string, sourceId: string, targetId: string): Promise<void> {
+    const [ends] = await rows<{ hasA: boolean; hasB: boolean }>(tx, REL_ENDS, { userId, sourceId, targetId });
+    if (!ends?.hasA) throw new NotFoundError('entity', sourceId);
+    if (!ends.hasB) throw new NotFoundError('entity', targetId);
+  }
+
+  // ------------------------------------------------------------ graph, timeline
+
+  async getEntityGraph(userId: string, entityIds: string[], depth: number, channels: string[], limit: number): Promise<EntityGraph> {
+    const tag = TAG('getEntityGraph');
+    const roots = (await this.db.read<{ id: string }>(GRAPH_ROOTS, { userId, ids: entityIds }, tag)).map((r) => r.id);
+    const seen = new Set(roots);
+    let frontier = roots;
+    // Breadth-first, one bounded query per hop: cheaper and more predictable than a
+    // variable-length path, whose number of paths explodes on dense neighbourhoods.
+    for (let hop = 0; hop < depth && frontier.length > 0 && seen.size < limit; hop++) {
+      const next = await this.db.read<{ id: string }>(GRAPH_HOP, { userId, frontier, channels, limit: limit * 4 }, tag);
+      frontier = [];
+      for (const { id } of next) {
+        if (seen.has(id) || seen.size >= limit) continue;
+        seen.add(id);
+        frontier.push(id);
+      }
+    }
+    const ids = [...seen];
+    if (ids.length === 0) return { entities: [], relationships: [], facts: [] };
+    const [entities, relationships, facts] = await Promise.all([
+      this.db.read<{ entity: EntityRow }>(ENTITIES_BY_ID, { ids }, tag),
+      this.db.read<{ rel: RelRow }>(RELS_AMONG, { userId, ids }, tag),
+      this.db.read<{ fact: FactRow }>(FACTS_ABOUT, { userId, ids: roots, limit: 100 }, tag),
+    ]);
+    return {
+      entities: entities.map((r) => toEntity(r.entity)),
+      relationships: relationships.map((r) => toRelationship(r.rel)),
+      facts: facts.map((r) => toFact(r.fact)),
+    };
+  }
+
+  async getEntityTimeline(userId: string, entityId: string, limit: number): Promise<TimelineEntry[]> {
+    const tag = TAG('getEntityTimeline');
+    const [exists] = await this.db.read<{ n: number }>(ENTITY_EXISTS, { userId, entityId }, tag);
+    if (!exists || exists.n === 0) throw new NotFoundError('entity', entityId);
+    const [facts, rels] = await Promise.all([
+      this.db.read<{ fact: FactRow }>(TIMELINE_FACTS, { userId, entityId, limit }, tag),
+      this.db.read<{ rel: RelRow }>(TIMELINE_RELS, { userId, entityId, limit }, tag),
+    ]);
+    const entries: Array<TimelineEntry & { createdAt: string }> = [
+      ...facts.map((r) => toFact(r.fact)).map((fact) => ({ kind: 'fact' as const, validFrom: fact.validFrom, validTo: fact.validTo, createdAt: fact.createdAt, fact })),
+      ...rels.map((r) => toRelationship(r.rel)).map((relationship) => ({
+        kind: 'relationship' as const,
+        validFrom: relationship.validFrom,
+        validTo: relationship.validTo,
+        createdAt: relationship.createdAt,
+        relationship,
+      })),
+    ];
+    entries.sort((a, b) => Date.parse(a.validFrom) - Date.parse(b.validFrom) || Date.parse(a.createdAt) - Date.parse(b.createdAt));
+    return entries.slice(0, limit).map(({ createdAt: _createdAt, ...e }) => e);
+  }
+
+  // --------------------------------------------------------------------- search
+
+  async vectorSearchFacts(embedding: number[], q: FactQuery): Promise<ScoredFact[]> {
+    const found = await overfetch(q.limit, (k) => this.db.read<{ fact: FactRow; score: number }>(VECTOR_FACTS, { ...factParams(q), k, embedding }, TAG('vectorSearchFacts')));
+    return found.map((r) => ({ fact: toFact(r.fact), score: r.score }));
+  }
+
+  async vectorSearchEntities(embedding: number[], q: EntityQuery): Promise<ScoredEntity[]> {
+    const found = await overfetch(q.limit, (k) => this.db.read<{ entity: EntityRow; score: number }>(VECTOR_ENTITIES, { ...entityParams(q), k, embedding }, TAG('vectorSearchEntities')));
+    return found.map((r) => ({ entity: toEntity(r.entity), score: r.score }));
+  }
+
+  async fullTextSearchFacts(text: string, q: FactQuery): Promise<ScoredFact[]> {
+    const query = luceneQuery(text);
+    if (!query) return [];
+    const found = await overfetch(q.limit, (k) => this.db.read<{ fact: FactRow; score: number }>(FULLTEXT_FACTS, { ...factParams(q), k, query }, TAG('fullTextSearchFacts')));
+    return found.map((r) => ({ fact: toFact(r.fact), score: r.score }));
+  }
+
+  async fullTextSearchEntities(text: string, q: EntityQuery): Promise<ScoredEntity[]> {
+    const query = luceneQuery(text);
+    if (!query) return [];
+    const found = await overfetch(q.limit, (k) => this.db.read<{ entity: EntityRow; score: number }>(FULLTEXT_ENTITIES, { ...entityParams(q), k, query }, TAG('fullTextSearchEntities')));
+    return found.map((r) => ({ entity: toEntity(r.entity), score: r.score }));
+  }
+
+  async recordAccess(userId: string, ids: { factIds?: string[]; entityIds?: string[] }): Promise<number> {
+    const factIds = ids.factIds ?? [];
+    const entityIds = ids.entityIds ?? [];
+    if (factIds.length + entityIds.length === 0) return 0;
+    const [row] = await this.db.write<{ n: number }>(RECORD_ACCESS, { userId, factIds, entityIds }, TAG('recordAccess'));
+    return row?.n ?? 0;
+  }
+
+  // ------------------------------------------------------------------ promotion
+
+  promoteToGlobal(userId: string, factId: string, thresholds: PromotionThresholds, force: boolean): Promise<PromotionResult> {
+    return this.db.writeTx(async (tx) => {
+      await tx.run(LOCK_USER, { userId });
+      const [m] = await rows<{ status: string; channel: string; confidence: number; accessCount: number; conversations: number; globalId: string | null }>(
+        tx,
+        PROMOTION_MEASURES,
+        { userId, factId },
+      );
+      if (!m) throw new NotFoundError('fact', factId);
+      const measures = { sourceChannel: m.channel, confidence: m.confidence, accessCount: m.accessCount, conversationCount: m.conversations, thresholds };
+      const skippedBecause: string[] = [];
+      if (m.channel === GLOBAL_CHANNEL) skippedBecause.push('already in _global');
+      if (m.globalId) {
+        const [g] = await rows<{ fact: FactRow }>(tx, GET_FACT, { userId, factId: m.globalId });
+        return { promoted: false, globalFact: g ? toFact(g.fact) : null, ...measures, skippedBecause: ['already promoted'] };
+      }
+      if (m.status !== 'active') skippedBecause.push(`fact is ${m.status}`);
+      if (!force) skippedBecause.push(...belowThresholds(measures, thresholds));
+      if (skippedBecause.length > 0) return { promoted: false, globalFact: null, ...measures, skippedBecause };
+      const [row] = await rows<{ fact: FactRow }>(tx, PROMOTE, { userId, factId, newId: randomUUID() });
+      return { promoted: true, globalFact: toFact(row!.fact), ...measures, skippedBecause };
+    }, TAG('promoteToGlobal'));
+  }
+
+  async findPromotionCandidates(thresholds: PromotionThresholds, limit: number): Promise<Array<{ userId: string; factId: string; channel: string }>> {
+    return this.db.read(PROMOTION_CANDIDATES, { ...thresholds, limit }, TAG('findPromotionCandidates'));
+  }
+
+  // ----------------------------------------------------------------- embeddings
+
+  async pendingEmbeddings(limit: number): Promise<Array<{ label: 'Entity' | 'Fact'; id: string; text: string }>> {
+    return this.db.read(PENDING, { limit }, TAG('pendingEmbeddings'));
+  }
+
+  async setEmbeddings(items: Array<{ label: 'Entity' | 'Fact'; id: string; embedding: number[] }>): Promise<number> {
+    const entityRows = items.filter((r) => r.label === 'Entity').map(({ id, embedding }) => ({ id, embedding }));
+    const factRows = items.filter((r) => r.label === 'Fact').map(({ id, embedding }) => ({ id, embedding }));
+    let n = 0;
+    if (entityRows.length) n += (await this.db.write<{ n: number }>(SET_ENTITY_EMBEDDINGS, { rows: entityRows }, TAG('setEmbeddings')))[0]?.n ?? 0;
+    if (factRows.length) n += (await this.db.write<{ n: number }>(SET_FACT_EMBEDDINGS, { rows: factRows }, TAG('setEmbeddings')))[0]?.n ?? 0;
+    return n;
+  }
+}
+
+/** The thresholds a fact's measures fall short of, as readable reasons (empty: passes all). */
+export function belowThresholds(m: { confidence: number; accessCount: number; conversationCount: number }, t: PromotionThresholds): string[] {
+  const out: string[] = [];
+  if (m.confidence < t.minConfidence) out.push(`confidence ${m.confidence} < ${t.minConfidence}`);
+  if (m.accessCount < t.minAccessCount) out.push(`access count ${m.accessCount} < ${t.minAccessCount}`);
+  if (m.conversationCount < t.minConversations) out.push(`conversations ${m.conversationCount} < ${t.minConversations}`);
+  return out;
+}
+
+function factParams(q: FactQuery): Record<string, unknown> {
+  return {
+    userId: q.userId,
+    channels: q.channels,
+    limit: q.limit,
+    includeInactive: q.includeInactive ?? false,
+    minConfidence: q.minConfidence ?? 0,
+    entityId: q.entityId ?? null,
+    predicate: q.predicate ?? null,
+  };
+}
+
+function entityParams(q: EntityQuery): Record<string, unknown> {
+  return { userId: q.userId, channels: q.channels, limit: q.limit, types: q.types && q.types.length > 0 ? q.types : null };
+}
+
+/**
+ * Community Edition's vector and full-text indexes cannot filter by user: ask for more
+ * neighbours until enough survive the post-filter, or the index has nothing more to give.
+ */
+async function overfetch<T>(limit: number, run: (k: number) => Promise<T[]>): Promise<T[]> {
+  let k = Math.max(limit * 4, 50);
+  for (;;) {
+    const found = await run(k);
+    if (found.length >= limit || k >= MAX_OVERFETCH) return found;
+    k = Math.min(k * 5, MAX_OVERFETCH);
+  }
+}

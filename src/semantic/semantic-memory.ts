@@ -1,0 +1,357 @@
+import { z } from 'zod';
+import type { AuditLogger } from '../audit';
+import type { Embedder } from '../embedding';
+import type { Logger } from '../infra/logger';
+import { ChannelSchema, IdSchema, UserIdSchema, parseInput, withGlobal } from '../schemas';
+import {
+  CERTAINTY_CONFIDENCE,
+  CorrectFactInputSchema,
+  DEFAULT_PROMOTION_THRESHOLDS,
+  EntityInputSchema,
+  EntityTypeSchema,
+  FactInputSchema,
+  PredicateSchema,
+  PromoteInputSchema,
+  RelationshipInputSchema,
+  RelationshipTypeSchema,
+  type CorrectFactInput,
+  type CreateRelationshipResult,
+  type Entity,
+  type EntityGraph,
+  type EntityInput,
+  type Fact,
+  type FactInput,
+  type PromoteInput,
+  type PromotionResult,
+  type PromotionThresholds,
+  type Relationship,
+  type RelationshipInput,
+  type ScoredEntity,
+  type ScoredFact,
+  type SemanticStore,
+  type StoreFactResult,
+  type TimelineEntry,
+  type UpsertEntityResult,
+} from './contract';
+import { embeddingForQuery, embeddingForWrite } from './embed';
+
+const ChannelsSchema = z.array(ChannelSchema).min(1).max(20).default(['_global']);
+const QueryText = z.string().trim().min(1).max(10_000);
+const QueryEmbedding = z.array(z.number()).min(1).max(8192);
+
+export const FactSearchSchema = z
+  .object({
+    userId: UserIdSchema,
+    channels: ChannelsSchema,
+    query: QueryText.optional(),
+    queryEmbedding: QueryEmbedding.optional(),
+    topK: z.number().int().min(1).max(200).default(10),
+    minConfidence: z.number().min(0).max(1).default(0),
+    includeInactive: z.boolean().default(false),
+  })
+  .strict()
+  .refine((q) => (q.query === undefined) !== (q.queryEmbedding === undefined), 'give exactly one of query or queryEmbedding');
+export type FactSearch = z.input<typeof FactSearchSchema>;
+
+export const EntitySearchSchema = z
+  .object({
+    userId: UserIdSchema,
+    channels: ChannelsSchema,
+    query: QueryText.optional(),
+    queryEmbedding: QueryEmbedding.optional(),
+    topK: z.number().int().min(1).max(200).default(10),
+    types: z.array(EntityTypeSchema).max(20).optional(),
+  })
+  .strict()
+  .refine((q) => (q.query === undefined) !== (q.queryEmbedding === undefined), 'give exactly one of query or queryEmbedding');
+export type EntitySearch = z.input<typeof EntitySearchSchema>;
+
+export const FactListSchema = z
+  .object({
+    userId: UserIdSchema,
+    channels: ChannelsSchema,
+    entityId: IdSchema.optional(),
+    predicate: PredicateSchema.optional(),
+    minConfidence: z.number().min(0).max(1).default(0),
+    includeInactive: z.boolean().default(false),
+    limit: z.number().int().min(1).max(1000).default(100),
+  })
+  .strict();
+export type FactList = z.input<typeof FactListSchema>;
+
+export const EntityGraphQuerySchema = z
+  .object({
+    userId: UserIdSchema,
+    entityIds: z.array(IdSchema).min(1).max(50),
+    depth: z.number().int().min(1).max(3).default(1),
+    channels: ChannelsSchema,
+    limit: z.number().int().min(1).max(500).default(100),
+  })
+  .strict();
+export type EntityGraphQuery = z.input<typeof EntityGraphQuerySchema>;
+
+export const TimelineQuerySchema = z
+  .object({ userId: UserIdSchema, entityId: IdSchema, limit: z.number().int().min(1).max(1000).default(200) })
+  .strict();
+export type TimelineQuery = z.input<typeof TimelineQuerySchema>;
+
+export const EndRelationshipSchema = z
+  .object({ userId: UserIdSchema, sourceId: IdSchema, type: RelationshipTypeSchema, targetId: IdSchema })
+  .strict();
+export type EndRelationshipInput = z.input<typeof EndRelationshipSchema>;
+
+export const FindEntitiesSchema = z.object({ userId: UserIdSchema, name: z.string().trim().min(1).max(200), channels: ChannelsSchema }).strict();
+export type FindEntitiesQuery = z.input<typeof FindEntitiesSchema>;
+
+export const RecordAccessSchema = z
+  .object({ userId: UserIdSchema, factIds: z.array(IdSchema).max(500).default([]), entityIds: z.array(IdSchema).max(500).default([]) })
+  .strict();
+export type RecordAccessInput = z.input<typeof RecordAccessSchema>;
+
+const EntityRefSchema = z.object({ userId: UserIdSchema, entityId: IdSchema }).strict();
+const FactRefSchema = z.object({ userId: UserIdSchema, factId: IdSchema }).strict();
+
+/** Cosine similarity above which a same-type entity with no name in common is merged. */
+export const DEFAULT_ENTITY_MATCH_SIMILARITY = 0.92;
+
+export interface SemanticMemoryDeps {
+  store: SemanticStore;
+  embedder: Embedder;
+  audit: AuditLogger;
+  log: Logger;
+  promotionThresholds?: PromotionThresholds;
+  entityMatchSimilarity?: number;
+}
+
+/**
+ * The semantic part of the facade: validates (bad input -> ValidationError before any
+ * write), embeds, calls the store, and writes the audit log. Reads cover the given
+ * channels plus `_global`.
+ */
+export class SemanticMemory {
+  private readonly thresholds: PromotionThresholds;
+  private readonly matchSimilarity: number;
+
+  constructor(private readonly d: SemanticMemoryDeps) {
+    this.thresholds = d.promotionThresholds ?? DEFAULT_PROMOTION_THRESHOLDS;
+    this.matchSimilarity = d.entityMatchSimilarity ?? DEFAULT_ENTITY_MATCH_SIMILARITY;
+  }
+
+  async upsertEntity(input: EntityInput): Promise<UpsertEntityResult> {
+    const e = parseInput(EntityInputSchema, input, 'entity');
+    const text = [e.name, ...e.aliases].join(', ') + (e.description ? `: ${e.description}` : '');
+    const embedding = await embeddingForWrite(this.d.embedder, this.d.log, 'semantic', text, e.embedding);
+    const t0 = performance.now();
+    const result = await this.d.store.upsertEntity({ ...e, embedding }, { embeddingThreshold: this.matchSimilarity });
+    this.write(result.created ? 'create_entity' : 'merge_entity', e.userId, e.channel, [result.entity.id], t0, { name: e.name, aliases: e.aliases, matchedBy: result.matchedBy });
+    return result;
+  }
+
+  async getEntity(userId: string, entityId: string): Promise<Entity | null> {
+    const q = parseInput(EntityRefSchema, { userId, entityId }, 'entity query');
+    return this.d.store.getEntity(q.userId, q.entityId);
+  }
+
+  async findEntitiesByName(query: FindEntitiesQuery): Promise<Entity[]> {
+    const q = parseInput(FindEntitiesSchema, query, 'entity name query');
+    return this.read('findEntitiesByName', q.userId, q.channels, q.name, () => this.d.store.findEntitiesByName(q.userId, q.name, withGlobal(q.channels)));
+  }
+
+  async deleteEntity(userId: string, entityId: string): Promise<Entity> {
+    const q = parseInput(EntityRefSchema, { userId, entityId }, 'entity delete');
+    const t0 = performance.now();
+    const entity = await this.d.store.deleteEntity(q.userId, q.entityId);
+    this.write('delete_entity', q.userId, entity.channel, [entity.id], t0);
+    return entity;
+  }
+
+  storeFact(input: FactInput): Promise<StoreFactResult> {
+    return this.writeFact(input, false);
+  }
+
+  learnFact(input: FactInput): Promise<StoreFactResult> {
+    return this.writeFact(input, true);
+  }
+
+  private async writeFact(input: FactInput, learn: boolean): Promise<StoreFactResult> {
+    const f = parseInput(FactInputSchema, input, 'fact');
+    const embedding = await embeddingForWrite(this.d.embedder, this.d.log, 'semantic', f.claim, f.embedding);
+    const t0 = performance.now();
+    const fact = {
+      ...f,
+      confidence: f.confidence ?? (f.certainty ? CERTAINTY_CONFIDENCE[f.certainty] : CERTAINTY_CONFIDENCE.explicit),
+      sourceTurnIds: [...new Set([...(f.sourceTurnId ? [f.sourceTurnId] : []), ...(f.sourceTurnIds ?? [])])],
+      validFrom: f.validFrom ?? new Date().toISOString(),
+      embedding,
+    };
+    const result = learn ? await this.d.store.learnFact(fact) : await this.d.store.storeFact(fact);
+    if (result.created || result.reinforced) {
+      const op = result.reinforced ? 'reinforce_fact' : 'store_fact';
+      this.write(op, f.userId, f.channel, [result.fact.id, ...result.superseded], t0, { claim: f.claim, source: f.source, superseded: result.superseded });
+    }
+    return result;
+  }
+
+  async getFact(userId: string, factId: string): Promise<Fact | null> {
+    const q = parseInput(FactRefSchema, { userId, factId }, 'fact query');
+    return this.d.store.getFact(q.userId, q.factId);
+  }
+
+  async findFacts(query: FactList): Promise<Fact[]> {
+    const q = parseInput(FactListSchema, query, 'fact list');
+    return this.read('findFacts', q.userId, q.channels, q.entityId ? `entity:${q.entityId}` : '', () =>
+      this.d.store.findFacts({ ...q, channels: withGlobal(q.channels) }),
+    );
+  }
+
+  async correctFact(input: CorrectFactInput): Promise<{ oldFact: Fact; newFact: Fact }> {
+    const c = parseInput(CorrectFactInputSchema, input, 'fact correction');
+    const embedding = await embeddingForWrite(this.d.embedder, this.d.log, 'semantic', c.claim, c.embedding);
+    const t0 = performance.now();
+    const result = await this.d.store.correctFact(c.userId, c.factId, {
+      claim: c.claim,
+      confidence: c.confidence ?? CERTAINTY_CONFIDENCE.explicit,
+      source: c.source,
+      sourceTurnIds: c.sourceTurnId ? [c.sourceTurnId] : [],
+      needsReview: false,
+      reason: c.reason,
+      embedding,
+    });
+    this.write('correct_fact', c.userId, result.newFact.channel, [result.newFact.id, result.oldFact.id], t0, { claim: c.claim, reason: c.reason });
+    return result;
+  }
+
+  async confirmFact(userId: string, factId: string): Promise<Fact> {
+    const q = parseInput(FactRefSchema, { userId, factId }, 'fact confirmation');
+    const t0 = performance.now();
+    const fact = await this.d.store.confirmFact(q.userId, q.factId);
+    this.write('confirm_fact', q.userId, fact.channel, [fact.id], t0);
+    return fact;
+  }
+
+  async retractFact(userId: string, factId: string, reason?: string): Promise<Fact> {
+    const q = parseInput(z.object({ userId: UserIdSchema, factId: IdSchema, reason: z.string().max(1_000).optional() }).strict(), { userId, factId, reason }, 'fact retraction');
+    const t0 = performance.now();
+    const fact = await this.d.store.retractFact(q.userId, q.factId, q.reason);
+    this.write('retract_fact', q.userId, fact.channel, [fact.id], t0, { reason: q.reason });
+    return fact;
+  }
+
+  async createRelationship(input: RelationshipInput): Promise<CreateRelationshipResult> {
+    const r = parseInput(RelationshipInputSchema, input, 'relationship');
+    const t0 = performance.now();
+    const result = await this.d.store.createRelationship({ ...r, validFrom: r.validFrom ?? new Date().toISOString() });
+    if (result.created || result.closed.length > 0) {
+      this.write('create_relationship', r.userId, r.channel, [result.relationship.id, ...result.closed], t0, { type: r.type, sourceId: r.sourceId, targetId: r.targetId });
+    }
+    return result;
+  }
+
+  async endRelationship(input: EndRelationshipInput): Promise<Relationship[]> {
+    const r = parseInput(EndRelationshipSchema, input, 'relationship end');
+    const t0 = performance.now();
+    const closed = await this.d.store.endRelationship(r.userId, r.sourceId, r.type, r.targetId);
+    if (closed.length > 0) this.write('end_relationship', r.userId, closed[0]!.channel, closed.map((c) => c.id), t0, { type: r.type });
+    return closed;
+  }
+
+  async getEntityGraph(query: EntityGraphQuery): Promise<EntityGraph> {
+    const q = parseInput(EntityGraphQuerySchema, query, 'entity graph query');
+    const t0 = performance.now();
+    const graph = await this.d.store.getEntityGraph(q.userId, q.entityIds, q.depth, withGlobal(q.channels), q.limit);
+    this.logRead('getEntityGraph', q.userId, q.channels, `entities:${q.entityIds.join(',')} depth ${q.depth}`, graph.entities.length, t0);
+    return graph;
+  }
+
+  async getEntityTimeline(query: TimelineQuery): Promise<TimelineEntry[]> {
+    const q = parseInput(TimelineQuerySchema, query, 'timeline query');
+    return this.read('getEntityTimeline', q.userId, ['_global'], `entity:${q.entityId}`, () => this.d.store.getEntityTimeline(q.userId, q.entityId, q.limit));
+  }
+
+  async vectorSearchFacts(query: FactSearch): Promise<ScoredFact[]> {
+    const q = parseInput(FactSearchSchema, query, 'fact search');
+    const embedding = await embeddingForQuery(this.d.embedder, q.query, q.queryEmbedding);
+    return this.read('vectorSearchFacts', q.userId, q.channels, q.query ?? '<embedding>', () =>
+      this.d.store.vectorSearchFacts(embedding, { userId: q.userId, channels: withGlobal(q.channels), limit: q.topK, minConfidence: q.minConfidence, includeInactive: q.includeInactive }),
+    );
+  }
+
+  async vectorSearchEntities(query: EntitySearch): Promise<ScoredEntity[]> {
+    const q = parseInput(EntitySearchSchema, query, 'entity search');
+    const embedding = await embeddingForQuery(this.d.embedder, q.query, q.queryEmbedding);
+    return this.read('vectorSearchEntities', q.userId, q.channels, q.query ?? '<embedding>', () =>
+      this.d.store.vectorSearchEntities(embedding, { userId: q.userId, channels: withGlobal(q.channels), limit: q.topK, types: q.types }),
+    );
+  }
+
+  /** Keyword (BM25) search over fact claims; `query` is required. */
+  async searchFactsText(query: FactSearch): Promise<ScoredFact[]> {
+    const q = parseInput(FactSearchSchema.refine((x) => x.query !== undefined, 'query is required'), query, 'fact text search');
+    return this.read('searchFactsText', q.userId, q.channels, q.query!, () =>
+      this.d.store.fullTextSearchFacts(q.query!, { userId: q.userId, channels: withGlobal(q.channels), limit: q.topK, minConfidence: q.minConfidence, includeInactive: q.includeInactive }),
+    );
+  }
+
+  /** Keyword (BM25) search over entity names, aliases and descriptions; `query` is required. */
+  async searchEntitiesText(query: EntitySearch): Promise<ScoredEntity[]> {
+    const q = parseInput(EntitySearchSchema.refine((x) => x.query !== undefined, 'query is required'), query, 'entity text search');
+    return this.read('searchEntitiesText', q.userId, q.channels, q.query!, () =>
+      this.d.store.fullTextSearchEntities(q.query!, { userId: q.userId, channels: withGlobal(q.channels), limit: q.topK, types: q.types }),
+    );
+  }
+
+  /** Reinforcement after retrieval: access_count + 1, last_accessed = now. */
+  async recordAccess(input: RecordAccessInput): Promise<number> {
+    const q = parseInput(RecordAccessSchema, input, 'access record');
+    return this.d.store.recordAccess(q.userId, q);
+  }
+
+  /**
+   * Promotes a project fact to `_global` past the configured (or given) thresholds, or
+   * unconditionally with `force`. A promotion is audited with the measures and the
+   * thresholds in force.
+   */
+  async promoteToGlobal(input: PromoteInput): Promise<PromotionResult> {
+    const p = parseInput(PromoteInputSchema, input, 'promotion');
+    const thresholds = p.thresholds ?? this.thresholds;
+    const result = await this.d.store.promoteToGlobal(p.userId, p.factId, thresholds, p.force);
+    if (result.promoted && result.globalFact) {
+      this.d.audit.logPromotion({
+        userId: p.userId,
+        factId: p.factId,
+        newFactId: result.globalFact.id,
+        sourceChannel: result.sourceChannel,
+        reason: p.force ? `${p.reason} (forced)` : p.reason,
+        confidence: result.confidence,
+        accessCount: result.accessCount,
+        conversationCount: result.conversationCount,
+        thresholds: { ...thresholds },
+      });
+    }
+    return result;
+  }
+
+  private write(operation: string, userId: string, channel: string, affectedIds: string[], t0: number, payload?: Record<string, unknown>): void {
+    this.d.audit.logWrite({ operation, memoryType: 'semantic', userId, channel, affectedIds, latencyMs: performance.now() - t0, payload });
+  }
+
+  private logRead(operation: string, userId: string, channels: string[], query: string, resultCount: number, t0: number): void {
+    this.d.audit.logRead({
+      operation,
+      memoryType: 'semantic',
+      userId,
+      channel: channels[0] ?? '_global',
+      query,
+      channelsSearched: withGlobal(channels),
+      resultCount,
+      latencyMs: performance.now() - t0,
+    });
+  }
+
+  private async read<T extends unknown[]>(operation: string, userId: string, channels: string[], query: string, run: () => Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    const result = await run();
+    this.logRead(operation, userId, channels, query, result.length, t0);
+    return result;
+  }
+}
