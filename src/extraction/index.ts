@@ -1,0 +1,39 @@
+import type { Logger } from '../infra/logger';
+import type { Extractor, UsageSink } from './contract';
+import { AnthropicExtractor, OpenAIExtractor } from './llm-extractor';
+import { RulesExtractor } from './rules-extractor';
+
+export * from './contract';
+export { CERTAINTY_CONFIDENCE, calibrate } from './calibration';
+export { resolveContradiction, contradicts, normalizeValue, type Resolution, type StoredComparableFact, type ComparableFact } from './contradictions';
+export { normalizeJsonValues, parseLlmExtraction } from './llm-output';
+export { RulesExtractor } from './rules-extractor';
+export { AnthropicExtractor, OpenAIExtractor } from './llm-extractor';
+export { PgUsageSink } from './pg-usage-sink';
+
+export interface ExtractionConfig {
+  provider: 'rules' | 'openai' | 'anthropic' | 'openai-compatible';
+  model: string;
+  baseUrl?: string;
+  apiKey?: string;
+  timeoutMs: number;
+  maxOutputTokens: number;
+  priceInputPerMTok?: number;
+  priceOutputPerMTok?: number;
+}
+
+/** Builds the configured extractor (called by the composition root only). */
+export function createExtractor(config: ExtractionConfig, deps: { log: Logger; usage?: UsageSink }): Extractor {
+  if (config.provider === 'rules') return new RulesExtractor();
+  const opts = {
+    model: config.model,
+    apiKey: config.apiKey,
+    baseUrl: config.baseUrl,
+    timeoutMs: config.timeoutMs,
+    maxOutputTokens: config.maxOutputTokens,
+    price: { inputPerMTok: config.priceInputPerMTok, outputPerMTok: config.priceOutputPerMTok },
+    usage: deps.usage,
+    log: deps.log,
+  };
+  return config.provider === 'anthropic' ? new AnthropicExtractor(opts) : new OpenAIExtractor(config.provider, opts);
+}

@@ -1,0 +1,3 @@
+export * from './contract';
+export { PgObservationQueue } from './pg-observation-queue';
+export { PgProfileStore, mergeProfile, renderNarrative, type Profile, type ProfileFact, type UserProfile } from './profile';

@@ -1,0 +1,146 @@
+import type { Queryable } from '../infra/postgres';
+import { normalizeJsonValues } from '../extraction/llm-output';
+
+/**
+ * The per-user profile of seed 000: a schema-free JSON "information scaffold" whose keys
+ * come from what was learned (works_at, lives_in, likes, plans...) and a short working
+ * narrative (at most ~500 words) rewritten from it on every consolidation.
+ */
+export type ProfileValue = string | number | boolean | ProfileValue[] | { [key: string]: ProfileValue };
+export type Profile = Record<string, ProfileValue>;
+
+export interface UserProfile {
+  userId: string;
+  profile: Profile;
+  narrative: string | null;
+  updatedAt: string | null;
+}
+
+/** What the profile learns from one fact. */
+export interface ProfileFact {
+  claim: string;
+  relation: string;
+  object?: string;
+  polarity: 'positive' | 'negative';
+  singleValued: boolean;
+  temporal: 'current' | 'past' | 'future';
+}
+
+const LIST_CAP = 20;
+export const NARRATIVE_MAX_WORDS = 500;
+
+function addTo(list: ProfileValue | undefined, item: string): string[] {
+  const arr = Array.isArray(list) ? list.filter((x): x is string => typeof x === 'string') : typeof list === 'string' ? [list] : [];
+  const next = arr.filter((x) => x.toLowerCase() !== item.toLowerCase());
+  next.push(item);
+  return next.slice(-LIST_CAP);
+}
+function removeFrom(list: ProfileValue | undefined, item: string): string[] | undefined {
+  if (!Array.isArray(list)) return undefined;
+  return list.filter((x): x is string => typeof x === 'string' && x.toLowerCase() !== item.toLowerCase());
+}
+
+/**
+ * Folds facts into a profile (a new object; the input is not changed). Current single-valued
+ * facts set a key, multi-valued ones add to a list (a negative one moves the value to
+ * `not_<relation>`), past facts go to `history`, future ones to `plans`.
+ */
+export function mergeProfile(profile: Profile, facts: ProfileFact[], notes: Array<{ category: string; content: string }> = []): Profile {
+  const p: Profile = { ...(normalizeJsonValues(profile) as Profile) };
+  for (const f of facts) {
+    const value = f.object ?? f.claim;
+    if (f.temporal === 'past') {
+      p.history = addTo(p.history, f.claim);
+      continue;
+    }
+    if (f.temporal === 'future') {
+      p.plans = addTo(p.plans, f.claim);
+      continue;
+    }
+    if (f.polarity === 'negative') {
+      p[`not_${f.relation}`] = addTo(p[`not_${f.relation}`], value);
+      const kept = removeFrom(p[f.relation], value);
+      if (kept) p[f.relation] = kept;
+      continue;
+    }
+    if (f.singleValued) {
+      p[f.relation] = value;
+    } else {
+      p[f.relation] = addTo(p[f.relation], value);
+      const kept = removeFrom(p[`not_${f.relation}`], value);
+      if (kept) p[`not_${f.relation}`] = kept;
+    }
+  }
+  for (const n of notes) p[n.category] = addTo(p[n.category], n.content);
+  return p;
+}
+
+function words(s: string): number {
+  return s.split(/\s+/).filter(Boolean).length;
+}
+
+/** A short narrative: what the profile says, then the latest things learned; capped at NARRATIVE_MAX_WORDS. */
+export function renderNarrative(profile: Profile, recent: string[]): string {
+  const lines: string[] = [];
+  for (const [key, value] of Object.entries(profile)) {
+    if (key === 'history' || key === 'plans') continue;
+    const label = key.replace(/_/g, ' ');
+    if (Array.isArray(value)) {
+      if (value.length > 0) lines.push(`${label}: ${value.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ')}.`);
+    } else if (typeof value === 'object') {
+      lines.push(`${label}: ${JSON.stringify(value)}.`);
+    } else {
+      lines.push(`${label}: ${String(value)}.`);
+    }
+  }
+  const plans = Array.isArray(profile.plans) ? profile.plans : [];
+  if (plans.length > 0) lines.push(`Plans: ${plans.slice(-3).join('; ')}.`);
+  if (recent.length > 0) lines.push(`Recently learned: ${recent.slice(-5).join('; ')}.`);
+  const out: string[] = [];
+  let count = 0;
+  for (const line of lines) {
+    if (count + words(line) > NARRATIVE_MAX_WORDS) break;
+    out.push(line);
+    count += words(line);
+  }
+  return out.join(' ');
+}
+
+interface ProfileRow {
+  user_id: string;
+  profile: Profile;
+  narrative: string | null;
+  updated_at: Date | null;
+}
+
+// $1 user -> {user_id, profile, narrative, updated_at}; FOR UPDATE so concurrent consolidations of one user queue up
+const GET_FOR_UPDATE = 'SELECT user_id, profile, narrative, updated_at FROM user_profiles WHERE user_id = $1 FOR UPDATE';
+const GET = 'SELECT user_id, profile, narrative, updated_at FROM user_profiles WHERE user_id = $1';
+// $1 user -> creates an empty profile row when missing
+const ENSURE = 'INSERT INTO user_profiles (user_id) VALUES ($1) ON CONFLICT (user_id) DO NOTHING';
+// $1 user, $2 profile, $3 narrative -> updates both
+const SAVE = `UPDATE user_profiles SET profile = $2, narrative = $3, narrative_updated_at = NOW(), updated_at = NOW() WHERE user_id = $1`;
+
+/** `user_profiles` access; pass the open transaction so the update commits with the work it reflects. */
+export class PgProfileStore {
+  async get(q: Queryable, userId: string): Promise<UserProfile> {
+    const r = await q.query<ProfileRow>(GET, [userId]);
+    return toProfile(userId, r.rows[0]);
+  }
+
+  /** Reads the profile with a row lock held until the caller's transaction ends. */
+  async getForUpdate(q: Queryable, userId: string): Promise<UserProfile> {
+    await q.query(ENSURE, [userId]);
+    const r = await q.query<ProfileRow>(GET_FOR_UPDATE, [userId]);
+    return toProfile(userId, r.rows[0]);
+  }
+
+  async save(q: Queryable, userId: string, profile: Profile, narrative: string): Promise<void> {
+    await q.query(ENSURE, [userId]);
+    await q.query(SAVE, [userId, JSON.stringify(profile), narrative]);
+  }
+}
+
+function toProfile(userId: string, row: ProfileRow | undefined): UserProfile {
+  return { userId, profile: row?.profile ?? {}, narrative: row?.narrative ?? null, updatedAt: row?.updated_at ? row.updated_at.toISOString() : null };
+}

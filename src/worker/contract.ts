@@ -1,0 +1,66 @@
+import type { Logger } from '../infra/logger';
+import type { ProceduralMemory } from '../procedural/procedural-memory';
+import type { PromotionThresholds } from '../semantic/contract';
+import type { SemanticMemory } from '../semantic/semantic-memory';
+
+/**
+ * The consolidation worker: six jobs, each a plain async function of a JobContext, run by
+ * `mnemograph run-job NAME` or scheduled by `mnemograph worker` (node-cron only decides
+ * when). Jobs are safe to run from several workers at once (Redis locks) and to interrupt
+ * (every step is idempotent; progress is checkpointed per conversation).
+ */
+export const JOB_NAMES = ['consolidate', 'patterns', 'decay', 'cleanup', 'promote', 'audit_partitions'] as const;
+export type JobName = (typeof JOB_NAMES)[number];
+
+/** Default schedules (seed 003): consolidate 15 min, patterns and promote hourly, the rest daily. */
+export const DEFAULT_SCHEDULES: Readonly<Record<JobName, string>> = {
+  consolidate: '*/15 * * * *',
+  patterns: '7 * * * *',
+  promote: '37 * * * *',
+  decay: '15 3 * * *',
+  cleanup: '45 3 * * *',
+  audit_partitions: '5 0 * * *',
+};
+
+/** The time source; injected so decay and retention are testable on a fake clock. */
+export interface Clock {
+  now(): Date;
+}
+export const systemClock: Clock = { now: () => new Date() };
+
+export interface JobContext {
+  clock: Clock;
+  log: Logger;
+  /** Aborted when the worker stops: a job finishes its current item and returns. */
+  signal: AbortSignal;
+  /** Identifies this worker in locks and job-run rows. */
+  workerId: string;
+  /** Only these users' data (`run-job --user`, and tests sharing one database); all users when absent. */
+  userIds?: string[];
+}
+
+/** Counters a job reports (items seen, written, skipped...). */
+export type JobStats = Record<string, number>;
+export type JobFn = (ctx: JobContext) => Promise<JobStats>;
+
+export type WorkerState = 'INITIALIZED' | 'RUNNING' | 'STOPPING' | 'STOPPED';
+
+/**
+ * What consolidation writes through: the AgentMemory facade's validated, embedded,
+ * audited semantic and procedural operations, plus the store's cross-user promotion
+ * candidate query (the only read the facade does not offer).
+ */
+export type KnowledgeWriter = Pick<SemanticMemory, 'upsertEntity' | 'findEntitiesByName' | 'storeFact' | 'learnFact' | 'getFact' | 'findFacts' | 'createRelationship' | 'promoteToGlobal'> &
+  Pick<ProceduralMemory, 'learnStrategy'> & {
+    findPromotionCandidates(thresholds: PromotionThresholds, limit: number): Promise<Array<{ userId: string; factId: string; channel: string }>>;
+  };
+
+/** A mutual-exclusion lock with an owner token (Redis SET NX PX; release only by the owner). */
+export interface LockService {
+  /** The token when acquired, null when someone else holds it. */
+  acquire(key: string, ttlMs: number): Promise<string | null>;
+  /** Extends the lock if `token` still owns it; false when it was lost (expired and taken). */
+  extend(key: string, token: string, ttlMs: number): Promise<boolean>;
+  /** Releases the lock if `token` still owns it (never someone else's). */
+  release(key: string, token: string): Promise<boolean>;
+}

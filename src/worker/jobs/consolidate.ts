@@ -1,0 +1,234 @@
+import type pg from 'pg';
+import type { ExtractedFact, ExtractionResult, ExtractionTurn, Extractor } from '../../extraction/contract';
+import { errorMessage } from '../../errors';
+import type { CypherRunner } from '../../infra/neo4j';
+import type { Queryable } from '../../infra/postgres';
+import type { Observation, ObservationQueue } from '../../observations/contract';
+import { mergeProfile, renderNarrative, type PgProfileStore, type ProfileFact } from '../../observations/profile';
+import type { KnowledgeApplier } from '../apply-extraction';
+import type { JobContext, JobStats, LockService } from '../contract';
+
+const TAG = (op: string) => ({ subsystem: 'worker', op });
+
+// $limit, $userIds (null = all) -> {id, userId, channel, through, turnCount}: conversations with turns not yet consolidated
+// (never consolidated, or turns past the checkpoint), oldest activity first.
+const FIND_UNCONSOLIDATED = `
+MATCH (c:Conversation)
+WHERE ($userIds IS NULL OR c.user_id IN $userIds) AND NOT coalesce(c.archived, false) AND coalesce(c.turn_count, 0) > 0
+  AND (c.consolidated IS NULL OR coalesce(c.consolidated_through, -1) < c.turn_count - 1)
+RETURN c.id AS id, c.user_id AS userId, c.channel AS channel, coalesce(c.consolidated_through, -1) AS through, c.turn_count AS turnCount
+ORDER BY c.last_turn_at LIMIT toInteger($limit)`;
+
+// $id -> {through, turnCount}: re-read under the conversation lock (another worker may have finished it)
+const CONVERSATION_STATE = `
+MATCH (c:Conversation {id: $id})
+RETURN coalesce(c.consolidated_through, -1) AS through, coalesce(c.turn_count, 0) AS turnCount`;
+
+// $id, $userId, $after, $limit -> turns of the conversation after the checkpoint, in order
+const TURNS_AFTER = `
+MATCH (c:Conversation {id: $id})-[:HAS_TURN]->(t:Turn)
+WHERE c.user_id = $userId AND t.index > $after
+RETURN t.id AS id, t.index AS index, t.role AS role, t.content AS content, toString(t.timestamp) AS timestamp, t.speaker AS speaker
+ORDER BY t.index LIMIT toInteger($limit)`;
+
+// $id, $through -> moves the checkpoint forward (never back)
+const CHECKPOINT = `
+MATCH (c:Conversation {id: $id})
+SET c.consolidated_through = CASE WHEN coalesce(c.consolidated_through, -1) > $through THEN c.consolidated_through ELSE toInteger($through) END`;
+
+// $id, $now -> marks the conversation consolidated as of now
+const MARK_CONSOLIDATED = `MATCH (c:Conversation {id: $id}) SET c.consolidated = datetime($now)`;
+
+export interface ConsolidateDeps {
+  neo4j: CypherRunner;
+  pg: pg.Pool;
+  extractor: Extractor;
+  applier: KnowledgeApplier;
+  observations: ObservationQueue;
+  profiles: PgProfileStore;
+  locks: LockService;
+  windowTurns: number;
+  batchSize: number;
+  lockTtlMs: number;
+}
+
+interface TurnRow {
+  id: string;
+  index: number;
+  role: ExtractionTurn['role'];
+  content: string;
+  timestamp: string;
+  speaker: string | null;
+}
+
+/**
+ * `consolidate` (every 15 min): conversations with unconsolidated turns, then pending
+ * observations, become entities and facts; each user touched gets a refreshed profile
+ * and narrative. A conversation is handled under `consolidation:lock:<id>`, window by
+ * window, moving its checkpoint after each window; an extraction failure (API down, bad
+ * output) stops that conversation where it is, to be retried on the next run.
+ */
+export function consolidateJob(deps: ConsolidateDeps) {
+  return async (ctx: JobContext): Promise<JobStats> => {
+    const stats: JobStats = { conversations: 0, conversationsSkipped: 0, conversationsFailed: 0, windows: 0, facts: 0, entities: 0, observations: 0, observationBatchesFailed: 0 };
+    const candidates = await deps.neo4j.read<{ id: string; userId: string; channel: string; through: number; turnCount: number }>(FIND_UNCONSOLIDATED, { limit: deps.batchSize, userIds: ctx.userIds ?? null }, TAG('find-unconsolidated'));
+    for (const conv of candidates) {
+      if (ctx.signal.aborted) break;
+      const lockKey = `consolidation:lock:${conv.id}`;
+      const token = await deps.locks.acquire(lockKey, deps.lockTtlMs);
+      if (token === null) {
+        stats.conversationsSkipped!++;
+        continue;
+      }
+      try {
+        const outcome = await consolidateConversation(deps, ctx, conv, async () => {
+          if (!(await deps.locks.extend(lockKey, token, deps.lockTtlMs))) throw new Error(`lost ${lockKey}; another worker took over`);
+        });
+        stats.conversations! += outcome.done ? 1 : 0;
+        stats.windows! += outcome.windows;
+        stats.facts! += outcome.facts;
+        stats.entities! += outcome.entities;
+      } catch (err) {
+        stats.conversationsFailed!++;
+        ctx.log.warn({ subsystem: 'worker', conversationId: conv.id, err: errorMessage(err) }, 'conversation left unconsolidated; retried next run');
+      } finally {
+        await deps.locks.release(lockKey, token).catch(() => undefined);
+      }
+    }
+
+    const pendingUsers = ctx.userIds ?? (await deps.observations.pendingUsers(deps.batchSize));
+    for (const userId of pendingUsers) {
+      if (ctx.signal.aborted) break;
+      const outcome = await deps.observations.processBatch(userId, 100, (batch, tx) => applyObservations(deps, ctx, userId, batch, tx));
+      stats.observations! += outcome.processed;
+      if (outcome.error) {
+        stats.observationBatchesFailed!++;
+        ctx.log.warn({ subsystem: 'worker', userId, claimed: outcome.claimed, err: outcome.error }, 'observations left queued; retried next run');
+      }
+    }
+    return stats;
+  };
+}
+
+async function consolidateConversation(
+  deps: ConsolidateDeps,
+  ctx: JobContext,
+  conv: { id: string; userId: string; channel: string },
+  heartbeat: () => Promise<void>,
+): Promise<{ done: boolean; windows: number; facts: number; entities: number }> {
+  const out = { done: false, windows: 0, facts: 0, entities: 0 };
+  const state = (await deps.neo4j.read<{ through: number; turnCount: number }>(CONVERSATION_STATE, { id: conv.id }, TAG('conversation-state')))[0];
+  if (!state) return out;
+  let through = state.through;
+  const learned: ProfileFact[] = [];
+  while (through < state.turnCount - 1) {
+    if (ctx.signal.aborted) return out;
+    const rows = await deps.neo4j.read<TurnRow>(TURNS_AFTER, { id: conv.id, userId: conv.userId, after: through, limit: deps.windowTurns }, TAG('turns-after'));
+    if (rows.length === 0) break;
+    const turns: ExtractionTurn[] = rows.map((r) => ({ id: r.id, role: r.role, content: r.content, timestamp: r.timestamp, speaker: r.speaker ?? undefined }));
+    const result = await deps.extractor.extract({ userId: conv.userId, channel: conv.channel, conversationId: conv.id, turns });
+    const last = rows[rows.length - 1]!;
+    const applied = await deps.applier.apply(
+      result,
+      { userId: conv.userId, channel: conv.channel, sourceId: `conv:${conv.id}`, mentionTurnId: last.id, saidAt: last.timestamp },
+      deps.extractor.provider,
+    );
+    await deps.neo4j.write(CHECKPOINT, { id: conv.id, through: last.index }, TAG('checkpoint'));
+    through = last.index;
+    out.windows++;
+    out.facts += applied.facts + applied.reinforced;
+    out.entities += applied.entities;
+    learned.push(...userFacts(result, turns));
+    await heartbeat();
+  }
+  await deps.neo4j.write(MARK_CONSOLIDATED, { id: conv.id, now: ctx.clock.now().toISOString() }, TAG('mark-consolidated'));
+  out.done = true;
+  if (learned.length > 0) await updateProfile(deps, conv.userId, learned, [], learned.map((f) => f.claim));
+  return out;
+}
+
+/** Facts about the person speaking in user turns: those shape the user's profile. */
+function userFacts(result: ExtractionResult, turns: ExtractionTurn[]): ProfileFact[] {
+  const userNames = new Set(turns.filter((t) => t.role === 'user').map((t) => (t.speaker ?? 'user').toLowerCase()));
+  userNames.add('user');
+  return result.facts.filter((f) => userNames.has(f.subject.toLowerCase())).map(toProfileFact);
+}
+
+function toProfileFact(f: ExtractedFact): ProfileFact {
+  return { claim: f.claim, relation: f.relation, object: f.object, polarity: f.polarity, singleValued: f.singleValued, temporal: f.temporal };
+}
+
+async function updateProfile(deps: ConsolidateDeps, userId: string, facts: ProfileFact[], notes: Array<{ category: string; content: string }>, recent: string[], tx?: Queryable): Promise<void> {
+  const apply = async (q: Queryable) => {
+    const current = await deps.profiles.getForUpdate(q, userId);
+    const profile = mergeProfile(current.profile, facts, notes);
+    await deps.profiles.save(q, userId, profile, renderNarrative(profile, recent));
+  };
+  if (tx) return apply(tx);
+  const client = await deps.pg.connect();
+  try {
+    await client.query('BEGIN');
+    await apply(client);
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/** "The user prefers X" / "User's sister is Y" -> first person, so the same rules apply. */
+export function observationAsFirstPerson(content: string): string {
+  return content
+    .replace(/^\s*(?:the\s+)?user's\s+/i, 'My ')
+    .replace(/^\s*(?:the\s+)?user\s+(?:is|was)\s+/i, "I'm ")
+    .replace(/^\s*(?:the\s+)?user\s+(\w+?)s\b/i, 'I $1')
+    .replace(/^\s*(?:the\s+)?user\s+/i, 'I ');
+}
+
+/**
+ * One user's batch of observations, inside the queue's transaction: one extraction over
+ * all of them, each observation's items keyed by its id in the ledger, then the profile
+ * and narrative in the same transaction that marks them processed.
+ */
+async function applyObservations(deps: ConsolidateDeps, ctx: JobContext, userId: string, batch: Observation[], tx: Queryable): Promise<void> {
+  const byChannel = new Map<string, Observation[]>();
+  for (const o of batch) byChannel.set(o.channel, [...(byChannel.get(o.channel) ?? []), o]);
+  const learned: ProfileFact[] = [];
+  const notes: Array<{ category: string; content: string }> = [];
+  for (const [channel, observations] of byChannel) {
+    const turns: ExtractionTurn[] = observations.map((o) => ({ id: `observation:${o.id}`, role: 'user', content: observationAsFirstPerson(o.content), timestamp: o.createdAt, speaker: 'user' }));
+    const result = await deps.extractor.extract({ userId, channel, turns, userName: 'user' });
+    for (const o of observations) {
+      const turnId = `observation:${o.id}`;
+      const own = result.facts.filter((f) => f.sourceTurnId === turnId).map((f) => (o.category === 'correction' ? { ...f, isCorrection: true } : f));
+      // An observation the extractor could not structure is still knowledge: keep it verbatim.
+      if (own.length === 0) {
+        own.push({
+          claim: o.content,
+          subject: 'user',
+          relation: o.category,
+          polarity: 'positive',
+          singleValued: false,
+          certainty: 'explicit',
+          confidence: 0.95,
+          temporal: 'current',
+          isCorrection: false,
+          sourceTurnId: turnId,
+        });
+        notes.push({ category: o.category, content: o.content });
+      }
+      const mine: ExtractionResult = {
+        ...result,
+        facts: own,
+        relationships: result.relationships.filter((r) => r.sourceTurnId === undefined || r.sourceTurnId === turnId),
+        entities: observations.length === 1 ? result.entities : result.entities.filter((e) => o.content.toLowerCase().includes(e.name.toLowerCase()) || e.name === 'user'),
+      };
+      await deps.applier.apply(mine, { userId, channel, sourceId: `obs:${o.id}`, saidAt: o.createdAt, factProperties: { observation_id: o.id, category: o.category } }, deps.extractor.provider);
+      learned.push(...own.filter((f) => f.subject.toLowerCase() === 'user' && f.relation !== o.category).map(toProfileFact));
+    }
+  }
+  await updateProfile(deps, userId, learned, notes, [...learned.map((f) => f.claim), ...notes.map((n) => n.content)], tx);
+  ctx.log.info({ subsystem: 'worker', userId, observations: batch.length }, 'applied observations');
+}

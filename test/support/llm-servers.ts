@@ -1,0 +1,92 @@
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+
+/**
+ * Local HTTP servers speaking the OpenAI chat-completions and Anthropic messages wire
+ * formats, so the real `openai` and `@anthropic-ai/sdk` clients run end to end in tests.
+ * Each answer comes from the `replies` script (in order; the last one repeats): a text the
+ * "model" answers, or an HTTP error. Requests are recorded for assertions.
+ */
+export type LlmReply = { text: string; inputTokens?: number; outputTokens?: number } | { status: number; message: string };
+
+export interface LlmServer {
+  baseUrl: string;
+  requests: Array<Record<string, unknown>>;
+  /** Replaces the script of answers. */
+  reply(...replies: LlmReply[]): void;
+  close(): Promise<void>;
+}
+
+async function serve(setup: (app: express.Express, next: () => LlmReply, requests: Array<Record<string, unknown>>) => void, basePath: string): Promise<LlmServer> {
+  const app = express();
+  app.use(express.json({ limit: '10mb' }));
+  const requests: Array<Record<string, unknown>> = [];
+  let script: LlmReply[] = [{ text: '{"entities":[],"facts":[],"relationships":[]}' }];
+  let i = 0;
+  const next = (): LlmReply => script[Math.min(i++, script.length - 1)]!;
+  setup(app, next, requests);
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    baseUrl: `http://127.0.0.1:${port}${basePath}`,
+    requests,
+    reply: (...replies) => {
+      script = replies;
+      i = 0;
+    },
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+const approxTokens = (s: string) => Math.max(1, Math.ceil(s.length / 4));
+
+export function startOpenAIChatServer(): Promise<LlmServer> {
+  return serve((app, next, requests) => {
+    app.post('/v1/chat/completions', (req, res) => {
+      const body = req.body as { model: string; messages: Array<{ content: string }> };
+      requests.push(body);
+      const r = next();
+      if ('status' in r) {
+        res.status(r.status).json({ error: { message: r.message, type: 'server_error', code: null } });
+        return;
+      }
+      res.json({
+        id: `chatcmpl-${requests.length}`,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model: body.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: r.text, refusal: null }, finish_reason: 'stop', logprobs: null }],
+        usage: {
+          prompt_tokens: r.inputTokens ?? approxTokens(body.messages.map((m) => m.content).join('\n')),
+          completion_tokens: r.outputTokens ?? approxTokens(r.text),
+          total_tokens: 0,
+        },
+      });
+    });
+  }, '/v1');
+}
+
+export function startAnthropicServer(): Promise<LlmServer> {
+  return serve((app, next, requests) => {
+    app.post('/v1/messages', (req, res) => {
+      const body = req.body as { model: string; system?: string; messages: Array<{ content: string }> };
+      requests.push(body);
+      const r = next();
+      if ('status' in r) {
+        res.status(r.status).json({ type: 'error', error: { type: 'api_error', message: r.message } });
+        return;
+      }
+      res.json({
+        id: `msg_${requests.length}`,
+        type: 'message',
+        role: 'assistant',
+        model: body.model,
+        content: [{ type: 'text', text: r.text }],
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage: { input_tokens: r.inputTokens ?? approxTokens(`${body.system ?? ''}${body.messages.map((m) => m.content).join('\n')}`), output_tokens: r.outputTokens ?? approxTokens(r.text) },
+      });
+    });
+  }, '');
+}

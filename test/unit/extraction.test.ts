@@ -1,0 +1,146 @@
+import { calibrate, certaintyFromNumber } from '../../src/extraction/calibration';
+import { ExtractionRejectedError, type ExtractionTurn } from '../../src/extraction/contract';
+import { contradicts, resolveContradiction } from '../../src/extraction/contradictions';
+import { normalizeJsonValues, parseLlmExtraction } from '../../src/extraction/llm-output';
+import { costUsd } from '../../src/extraction/pricing';
+import { RulesExtractor } from '../../src/extraction/rules-extractor';
+
+const turns: ExtractionTurn[] = [
+  { id: 'c1:0', role: 'user', content: 'I moved to Lisbon.', timestamp: '2024-03-01T10:00:00Z', speaker: 'Ana' },
+  { id: 'c1:1', role: 'assistant', content: 'Nice!', timestamp: '2024-03-01T10:00:05Z' },
+];
+
+describe('calibration', () => {
+  it('maps labels to the seed 003 numbers and bare numbers to the nearest label', () => {
+    expect([calibrate('explicit'), calibrate('implied'), calibrate('inferred'), calibrate('uncertain')]).toEqual([0.95, 0.85, 0.7, 0.5]);
+    expect(certaintyFromNumber(0.88)).toBe('implied');
+    expect(certaintyFromNumber(99)).toBe('explicit');
+    expect(certaintyFromNumber(0.3)).toBe('uncertain');
+  });
+});
+
+describe('LLM output repair', () => {
+  const good = { entities: [{ name: 'Lisbon', type: 'city' }], facts: [{ claim: 'Ana lives in Lisbon', subject: 'Ana', relation: 'lives in', object: 'Lisbon', certainty: 'implied', source_turn: 'T0' }], relationships: [] };
+
+  it('accepts a clean answer, maps types, relation case and the cited turn', () => {
+    const r = parseLlmExtraction(JSON.stringify(good), turns);
+    expect(r.entities[0]).toEqual({ name: 'Lisbon', type: 'place', aliases: [], description: undefined });
+    expect(r.facts[0]).toMatchObject({ relation: 'lives_in', confidence: 0.85, sourceTurnId: 'c1:0', temporal: 'current', polarity: 'positive' });
+    expect(r.repairs).toEqual([]);
+  });
+
+  it('strips a <think> preamble, a code fence and prose, and says so', () => {
+    const raw = `<think>The user says they moved...</think>\nHere you go:\n\`\`\`json\n${JSON.stringify(good)}\n\`\`\`\nHope it helps`;
+    const r = parseLlmExtraction(raw, turns);
+    expect(r.facts).toHaveLength(1);
+    expect(r.repairs).toEqual(expect.arrayContaining(['stripped <think> block', 'unwrapped markdown code fence']));
+  });
+
+  it('unwraps stringified JSON values recursively and coerces "true" and numeric certainty', () => {
+    const raw = JSON.stringify({
+      entities: JSON.stringify([{ name: 'Bo', type: 'person', aliases: JSON.stringify(['Bobby']) }]),
+      facts: [{ claim: 'Bo likes tea', subject: 'Bo', relation: 'likes', object: 'tea', certainty: 0.93, is_correction: 'true', single_valued: 'false' }],
+    });
+    const r = parseLlmExtraction(raw, turns);
+    expect(r.entities[0]!.aliases).toEqual(['Bobby']);
+    expect(r.facts[0]).toMatchObject({ certainty: 'explicit', confidence: 0.95, isCorrection: true, singleValued: false, sourceTurnId: 'c1:0' });
+    expect(r.repairs).toContain('unwrapped stringified JSON values');
+    expect(normalizeJsonValues({ a: '{"b":"[1,2]"}', c: '{not json' })).toEqual({ a: { b: [1, 2] }, c: '{not json' });
+  });
+
+  it.each([
+    ['invalid JSON', '{"entities": [', /invalid JSON/],
+    ['an empty answer', '   ', /empty answer/],
+    ['an unterminated think block', '<think>still thinking', /unterminated <think>/],
+    ['no object at all', 'I cannot help with that', /no JSON object/],
+    ['wrong types', JSON.stringify({ facts: [{ claim: 42, subject: 'x', relation: 'r' }] }), /wrong types at facts\.0\.claim/],
+    ['a list instead of an object', '[{"name": "x"}]', /is a list/],
+  ])('rejects %s with the reason', (_label, raw, reason) => {
+    let caught: unknown;
+    try {
+      parseLlmExtraction(raw, turns);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ExtractionRejectedError);
+    expect((caught as ExtractionRejectedError).reason).toMatch(reason);
+  });
+});
+
+describe('contradiction detection', () => {
+  const cur = { polarity: 'positive' as const, temporal: 'current' as const };
+  const worksAtGoogle = { id: 'f1', relation: 'works_at', object: 'Google', singleValued: true, ...cur };
+  const likesTea = { id: 'f2', relation: 'likes', object: 'tea', singleValued: false, ...cur };
+
+  it('only compares the same relation; single-valued relations clash on a different value', () => {
+    expect(contradicts(worksAtGoogle, { relation: 'works_at', object: 'Microsoft', singleValued: true, ...cur })).toBe(true);
+    expect(contradicts(worksAtGoogle, { relation: 'works_at', object: 'the google', singleValued: true, ...cur })).toBe(false);
+    expect(contradicts(worksAtGoogle, { relation: 'lives_in', object: 'Paris', singleValued: true, ...cur })).toBe(false);
+    expect(contradicts(likesTea, { relation: 'likes', object: 'coffee', singleValued: false, ...cur })).toBe(false);
+    expect(contradicts(likesTea, { relation: 'likes', object: 'Tea', singleValued: false, polarity: 'negative', temporal: 'current' })).toBe(true);
+    expect(contradicts(worksAtGoogle, { relation: 'works_at', object: 'IBM', singleValued: true, polarity: 'positive', temporal: 'past' })).toBe(false);
+  });
+
+  it('applies each policy, and a correction always supersedes', () => {
+    const incoming = { relation: 'works_at', object: 'Microsoft', singleValued: true, isCorrection: false, ...cur };
+    expect(resolveContradiction(incoming, [worksAtGoogle, likesTea], 'prefer_new')).toEqual({ action: 'supersede', factIds: ['f1'] });
+    expect(resolveContradiction(incoming, [worksAtGoogle], 'prefer_old')).toEqual({ action: 'keep_old', factIds: ['f1'] });
+    expect(resolveContradiction(incoming, [worksAtGoogle], 'flag_review')).toEqual({ action: 'flag', factIds: ['f1'] });
+    expect(resolveContradiction({ ...incoming, isCorrection: true }, [worksAtGoogle], 'prefer_old')).toEqual({ action: 'supersede', factIds: ['f1'] });
+    expect(resolveContradiction({ ...incoming, object: 'Google' }, [worksAtGoogle], 'flag_review')).toEqual({ action: 'store' });
+  });
+});
+
+describe('pricing', () => {
+  it('costs known models and honours overrides; unknown models are free', () => {
+    expect(costUsd('gpt-4o-mini', 1_000_000, 1_000_000)).toBeCloseTo(0.75);
+    expect(costUsd('gpt-4o-mini-2024-07-18', 1_000_000, 0)).toBeCloseTo(0.15);
+    expect(costUsd('local-llama', 1000, 1000)).toBe(0);
+    expect(costUsd('local-llama', 1_000_000, 0, { inputPerMTok: 2 })).toBeCloseTo(2);
+  });
+});
+
+describe('rules extractor', () => {
+  const ex = new RulesExtractor();
+  const at = '2023-05-08T12:00:00.000Z';
+  const run = (lines: string[], role: ExtractionTurn['role'] = 'user') =>
+    ex.extract({ userId: 'u', channel: '_global', turns: lines.map((content, i) => ({ id: `c:${i}`, role, content, timestamp: at, speaker: 'Bob' })) });
+
+  it('finds people, places and organizations', async () => {
+    const r = await run(['My sister Alice moved to Berlin last year and I work at Acme Corp.', 'We hiked in Yosemite National Park with John Smith.']);
+    const byName = Object.fromEntries(r.entities.map((e) => [e.name, e.type]));
+    expect(byName).toMatchObject({ Alice: 'person', Berlin: 'place', 'Acme Corp': 'organization', 'Yosemite National Park': 'place', 'John Smith': 'person', Bob: 'person' });
+  });
+
+  it('turns first-person statements into calibrated facts with temporal tags', async () => {
+    const r = await run(['I work at Google.', 'I used to live in Boston.', "I'm going to work at Stripe next month.", 'I hate cilantro.', 'I think I prefer tea.', 'My boss is Vitaly.']);
+    const facts = r.facts.map((f) => [f.relation, f.object, f.polarity, f.certainty, f.temporal]);
+    expect(facts).toEqual(
+      expect.arrayContaining([
+        ['works_at', 'Google', 'positive', 'explicit', 'current'],
+        ['lives_in', 'Boston', 'positive', 'explicit', 'past'],
+        ['works_at', 'Stripe', 'positive', 'explicit', 'future'],
+        ['likes', 'cilantro', 'negative', 'explicit', 'current'],
+        ['prefers', 'tea', 'positive', 'uncertain', 'current'],
+        ['boss', 'Vitaly', 'positive', 'explicit', 'current'],
+      ]),
+    );
+    expect(r.facts.find((f) => f.object === 'Stripe')!.validFrom).toBe('2023-06-08T12:00:00.000Z');
+    expect(r.entities.find((e) => e.name === 'Vitaly')).toMatchObject({ type: 'person', aliases: ['my boss'] });
+    expect(r.usage).toMatchObject({ provider: 'rules', inputTokens: 0, costUsd: 0 });
+  });
+
+  it('marks corrections, including a bare "no, I meant X"', async () => {
+    const r = await run(['I work at Google.', 'No, I meant Microsoft.', 'Actually, I live in Paris now.']);
+    expect(r.facts.filter((f) => f.isCorrection).map((f) => [f.relation, f.object])).toEqual([
+      ['works_at', 'Microsoft'],
+      ['lives_in', 'Paris'],
+    ]);
+    expect(r.facts.find((f) => f.object === 'Google')!.isCorrection).toBe(false);
+  });
+
+  it('takes no first-person facts from assistant turns', async () => {
+    const r = await run(['I work at Google.'], 'assistant');
+    expect(r.facts).toEqual([]);
+  });
+});
