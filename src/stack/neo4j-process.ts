@@ -31,6 +31,10 @@ const JVM_FLAGS = [
   '-XX:+DisableExplicitGC',
   '-Djdk.nio.maxCachedBufferSize=1024',
   '-Dio.netty.tryReflectionSetAccessible=true',
+  '-Dlog4j2.disable.jmx=true',
+  // JVM warnings would otherwise go to stdout, where the launcher prints its READY line.
+  '-Xlog:disable',
+  '-Xlog:all=warning:stderr',
   '--add-opens=java.base/java.nio=ALL-UNNAMED',
   '--add-opens=java.base/java.io=ALL-UNNAMED',
   '--add-opens=java.base/sun.nio.ch=ALL-UNNAMED',
