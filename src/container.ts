@@ -12,6 +12,13 @@ import { createRedis, type RedisClient } from './infra/redis';
 import { AgentMemory } from './memory/agent-memory';
 import { checkEmbeddingLock, REPO_ROOT, runMigrations } from './migrate';
 import { FailoverWorkingStore, MemoryWorkingStore, RedisWorkingStore } from './working';
+import { HybridRecallEngine, Neo4jReinforcer, recallSettingsFrom, type ProfileSource, type RecallSource } from './retrieval';
+import { Neo4jSemanticStore } from './semantic';
+import { Neo4jProceduralStore, PgToolInvocationLog } from './procedural';
+import { Neo4jGoalStore } from './goals';
+import { createExtractor, PgUsageSink, type Extractor } from './extraction';
+import { PgObservationQueue, PgProfileStore, type ObservationQueue } from './observations';
+import { createJobs, RedisLockService, Worker, type Clock, type JobFn, type JobName, type KnowledgeWriter, type LockService } from './worker';
 
 /** Everything the service runs on, created once and closed once. */
 export interface Mnemograph {
@@ -26,6 +33,18 @@ export interface Mnemograph {
   audit: AuditLogger;
   backgroundEmbedder: BackgroundEmbedder;
   working: FailoverWorkingStore;
+  /** Batched access-count writer of the read path (flush() in tests). */
+  reinforcer: Neo4jReinforcer;
+  /** The semantic store, for jobs that work across users (promotion candidates, pending embeddings). */
+  semanticStore: Neo4jSemanticStore;
+  /** Extraction, observations and the worker's jobs (src/extraction, src/observations, src/worker). */
+  extractor: Extractor;
+  observations: ObservationQueue;
+  knowledge: KnowledgeWriter;
+  locks: LockService;
+  jobs: Record<JobName, JobFn>;
+  /** A worker over these jobs (call start() to schedule them); `jobs` replaces them (tests inject faults). */
+  createWorker(opts?: { clock?: Clock; workerId?: string; jobs?: Record<JobName, JobFn>; locks?: LockService }): Worker;
   close(): Promise<void>;
 }
 
@@ -33,8 +52,15 @@ export interface CreateOptions {
   log?: Logger;
   /** Replace the configured embedder (tests, benchmarks with cached vectors). */
   embedder?: Embedder;
+  /** Skip the embedding-model lock check (only `mnemograph reindex`, which re-embeds and moves the lock). */
+  skipEmbeddingLock?: boolean;
   /** Start the background embedder loop (default true). */
   backgroundEmbedding?: boolean;
+  /** Extra recall sources (facts, entities, strategies, goals) and the profile, until wired here. */
+  recallSources?: RecallSource[];
+  profileSource?: ProfileSource;
+  /** Replace the configured extractor (tests with a scripted LLM). */
+  extractor?: Extractor;
 }
 
 /**
@@ -57,7 +83,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
   try {
     await waitForNeo4j(driver, { uri: config.neo4j.uri, database: config.neo4j.database }, 5_000);
     if (config.migrateOnStart) await runMigrations({ neo4j, pg: pools.primary, config }, { check: false, root: REPO_ROOT });
-    await checkEmbeddingLock(neo4j, { provider: embedder.provider, model: embedder.model, dimensions: embedder.dimensions });
+    if (!opts.skipEmbeddingLock) await checkEmbeddingLock(neo4j, { provider: embedder.provider, model: embedder.model, dimensions: embedder.dimensions });
   } catch (err) {
     await closeAll();
     throw err;
@@ -82,6 +108,22 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
   const backgroundEmbedder = new BackgroundEmbedder(episodic, embedder, log);
   if (opts.backgroundEmbedding !== false) backgroundEmbedder.start();
 
+  const reinforcer = new Neo4jReinforcer(neo4j, log);
+  const recall = new HybridRecallEngine({
+    episodic,
+    embedder,
+    settings: recallSettingsFrom(config.recall),
+    audit,
+    log,
+    sources: opts.recallSources,
+    profile: opts.profileSource,
+    reinforcer,
+  });
+
+  // The worker's promote job reads candidates straight from the store (across users).
+  const semanticStore = new Neo4jSemanticStore(neo4j);
+  const observations = new PgObservationQueue(pools.primary);
+  const profileStore = new PgProfileStore();
   const memory = new AgentMemory({
     episodic,
     turnLog: new PgTurnLog(pools.primary),
@@ -91,7 +133,45 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     audit,
     log,
     embeddingMode: config.embedding.mode,
+    recall,
+    semantic: semanticStore,
+    procedural: new Neo4jProceduralStore(neo4j),
+    toolLog: new PgToolInvocationLog(pools.primary),
+    goals: new Neo4jGoalStore(neo4j),
+    promotionThresholds: config.worker.promotion,
+    observations,
+    profiles: { get: (userId) => profileStore.get(pools.primary, userId) },
+    // Bound late: the jobs write through this facade, and the facade can run them.
+    runJob: (name, o) => jobRunner.runJob(name, o),
   });
+
+  const extractor = opts.extractor ?? createExtractor(config.extraction, { log, usage: new PgUsageSink(pools.primary) });
+  const locks = new RedisLockService(redis);
+  const knowledge: KnowledgeWriter = {
+    upsertEntity: (i) => memory.semantic.upsertEntity(i),
+    findEntitiesByName: (q) => memory.semantic.findEntitiesByName(q),
+    storeFact: (i) => memory.semantic.storeFact(i),
+    learnFact: (i) => memory.semantic.learnFact(i),
+    getFact: (u, id) => memory.semantic.getFact(u, id),
+    findFacts: (q) => memory.semantic.findFacts(q),
+    createRelationship: (i) => memory.semantic.createRelationship(i),
+    promoteToGlobal: (i) => memory.semantic.promoteToGlobal(i),
+    learnStrategy: (i) => memory.procedural.learnStrategy(i),
+    findPromotionCandidates: (t, limit) => semanticStore.findPromotionCandidates(t, limit),
+  };
+  const jobs = createJobs({ config, neo4j, pg: pools.primary, knowledge, extractor, observations, audit, locks, log, facadeAuditsPromotions: true });
+  const createWorker = (o: { clock?: Clock; workerId?: string; jobs?: Record<JobName, JobFn>; locks?: LockService } = {}) =>
+    new Worker({
+      jobs: o.jobs ?? jobs,
+      enabled: config.worker.jobs as JobName[],
+      locks: o.locks ?? locks,
+      lockTtlMs: config.worker.lockTtlMs,
+      log,
+      clock: o.clock,
+      runLog: pools.primary,
+      workerId: o.workerId,
+    });
+  const jobRunner: Worker = createWorker({ workerId: 'on-demand' });
 
   return {
     config,
@@ -105,8 +185,18 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     audit,
     backgroundEmbedder,
     working,
+    reinforcer,
+    semanticStore,
+    extractor,
+    observations,
+    knowledge,
+    locks,
+    jobs,
+    createWorker,
     async close() {
+      await jobRunner.stop();
       await backgroundEmbedder.stop();
+      await reinforcer.close();
       await audit.close();
       await closeAll();
     },
@@ -119,5 +209,8 @@ function auditSnapshot(config: Config, embedder: Embedder): Record<string, unkno
     audit_level: config.audit.level,
     embedding: { provider: embedder.provider, model: embedder.model, dimensions: embedder.dimensions, mode: config.embedding.mode },
     working_ttl_seconds: config.working.ttlSeconds,
+    extraction: { provider: config.extraction.provider, model: config.extraction.model, contradiction_policy: config.extraction.contradictionPolicy },
+    promotion_thresholds: config.worker.promotion,
+    decay: { daily_rate: config.worker.decayRate, inferred_weekly_rate: config.worker.inferredDecayRate },
   };
 }

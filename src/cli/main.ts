@@ -5,6 +5,11 @@ import { MnemographError, errorMessage } from '../errors';
 import { REPO_ROOT } from '../migrate';
 import { stackDown, stackStatus, stackUp } from '../stack';
 import { migrateCommand } from './migrate-command';
+import { runJobCommand, workerCommand } from './worker-command';
+import { keysCommand } from './keys-command';
+import { reindexCommand } from './reindex-command';
+import { mcpCommand, serveCommand, startCommand } from './service-commands';
+import { exportCommand, forgetUserCommand, importCommand, searchCommand, statsCommand } from './user-commands';
 
 /**
  * The `mnemograph` command line. Every command loads configuration from the environment
@@ -46,6 +51,118 @@ program
   .option('--check', 'only report drift (pending, missing or changed); exit 1 when there is any')
   .action(async (opts: { check?: boolean }) => {
     process.exitCode = await migrateCommand(config(), Boolean(opts.check));
+  });
+
+program
+  .command('worker')
+  .description('run the consolidation worker: consolidate, patterns, decay, cleanup, promote, audit_partitions on their schedules')
+  .action(async () => {
+    process.exitCode = await workerCommand(config());
+  });
+
+program
+  .command('run-job')
+  .description('run one worker job now: consolidate | patterns | decay | cleanup | promote | audit_partitions')
+  .argument('<name>', 'job name')
+  .option('--user <id...>', 'only these users')
+  .action(async (name: string, opts: { user?: string[] }) => {
+    process.exitCode = await runJobCommand(config(), name, opts.user);
+  });
+
+// --- Service surfaces (src/api, src/mcp, src/tenancy): serve, start, mcp, keys, user data, reindex.
+const port = (v: string) => Number.parseInt(v, 10);
+program
+  .command('serve')
+  .description('run the HTTP API (with /v1/mcp, /metrics, /readyz); --worker also runs the background jobs')
+  .option('--port <n>', 'port (default PORT)', port)
+  .option('--worker', 'also run the worker in this process')
+  .action(async (opts: { port?: number; worker?: boolean }) => {
+    process.exitCode = await serveCommand(config(), { worker: Boolean(opts.worker), port: opts.port });
+  });
+program
+  .command('start')
+  .description('bring up the local stack, migrate, and run the API with the worker (what `npm start` runs)')
+  .option('--port <n>', 'port (default PORT)', port)
+  .option('--no-stack', 'use stores that already run (containers); do not start the local stack')
+  .action(async (opts: { port?: number; stack: boolean }) => {
+    process.exitCode = await startCommand(config(), { stack: opts.stack, port: opts.port });
+  });
+program
+  .command('mcp')
+  .description('serve the MCP tools over stdio for one user')
+  .requiredOption('--user <id>', 'the user the tools act for')
+  .option('--tenant <id>', "the tenant owning the user (ids are namespaced as the API does)")
+  .option('--channel <name>', 'memory channel', '_global')
+  .option('--conversation <id>', 'conversation store_turn writes to by default')
+  .action(async (opts: { user: string; tenant?: string; channel?: string; conversation?: string }) => {
+    process.exitCode = await mcpCommand(config(), opts);
+  });
+
+const keys = program.command('keys').description('API keys of tenants (stored hashed in PostgreSQL)');
+keys
+  .command('create')
+  .description('issue a key for a tenant (created if new); the key is printed once')
+  .requiredOption('--tenant <id>', 'tenant id: 2-32 of a-z, 0-9, -')
+  .option('--name <text>', 'a note to recognise the key by')
+  .action(async (opts: { tenant: string; name?: string }) => {
+    process.exitCode = await keysCommand(config(), 'create', opts);
+  });
+keys
+  .command('revoke')
+  .description('revoke a key by id (takes effect within API_KEY_CACHE_SECONDS)')
+  .argument('<keyId>', 'the key id (the part after mg_)')
+  .action(async (id: string) => {
+    process.exitCode = await keysCommand(config(), 'revoke', { id });
+  });
+keys
+  .command('list')
+  .description('list keys (never the keys themselves)')
+  .option('--tenant <id>', 'only this tenant')
+  .action(async (opts: { tenant?: string }) => {
+    process.exitCode = await keysCommand(config(), 'list', opts);
+  });
+
+const userOptions = (c: Command) =>
+  c.requiredOption('--user <id>', 'user id').option('--tenant <id>', 'the tenant owning the user (API users are namespaced by tenant)');
+userOptions(program.command('search').description("recall a user's memories for a query"))
+  .argument('<query...>', 'what to look for')
+  .option('--channel <name>', 'memory channel', '_global')
+  .option('--limit <n>', 'items per kind', port, 10)
+  .action(async (words: string[], opts: { user: string; tenant?: string; channel?: string; limit: number }) => {
+    process.exitCode = await searchCommand(config(), opts, words.join(' '));
+  });
+program
+  .command('stats')
+  .description("counts per label (whole graph), or a user's nodes, rows and working keys with --user")
+  .option('--user <id>', 'user id')
+  .option('--tenant <id>', 'the tenant owning the user')
+  .action(async (opts: { user?: string; tenant?: string }) => {
+    process.exitCode = await statsCommand(config(), opts);
+  });
+userOptions(program.command('export').description("a user's whole memory as JSON lines (stdout, or --out FILE)"))
+  .option('--out <file>', 'write to this file (with a progress bar)')
+  .action(async (opts: { user: string; tenant?: string; out?: string }) => {
+    process.exitCode = await exportCommand(config(), opts);
+  });
+program
+  .command('import')
+  .description('restore a user exported with `export` (idempotent)')
+  .argument('<file>', 'JSON lines file')
+  .option('--tenant <id>', 'register the user with this tenant (the file must hold one of its users)')
+  .action(async (file: string, opts: { tenant?: string }) => {
+    process.exitCode = await importCommand(config(), file, opts);
+  });
+userOptions(program.command('forget-user').description('erase a user from Neo4j, PostgreSQL and Redis, keeping only an audit record of the erasure'))
+  .option('--yes', 'confirm')
+  .action(async (opts: { user: string; tenant?: string; yes?: boolean }) => {
+    process.exitCode = await forgetUserCommand(config(), opts);
+  });
+program
+  .command('reindex')
+  .description('re-embed every turn, fact, entity, strategy and goal with the configured model, and make it the active one')
+  .option('--user <id>', "only this user's memory (a repair; the active model is not changed)")
+  .action(async (opts: { user?: string }) => {
+    process.exitCode = await reindexCommand(config(), opts);
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {

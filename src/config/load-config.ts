@@ -20,9 +20,49 @@ export interface Config {
   llm: { openaiApiKey?: string; anthropicApiKey?: string };
   audit: { level: 'off' | 'writes' | 'reads' | 'verbose'; partitionDaysAhead: number; retentionDays: number; spoolDir: string };
   working: { ttlSeconds: number; maxTurns: number };
+  /** Recall techniques and weights (see src/retrieval). */
+  recall: {
+    techniques: { fulltext: boolean; vector: boolean; neighbours: boolean; speakerBoost: boolean; recency: boolean; selfQuery: 'off' | 'boost' | 'filter'; diversityCap: number; queryExpansion: 'off' | 'feedback' | 'llm'; hyde: boolean; rerank: boolean };
+    weights: { episodic: number; facts: number; entities: number; procedural: number; recency: number };
+    fusion: 'rrf' | 'score';
+    rrfK: number;
+    vectorWeight: number;
+    neighbourWeight: number;
+    neighbourWindow: number;
+    speakerBoost: number;
+    timeHintBoost: number;
+    recencyHalfLifeDays: number;
+    candidates: number;
+    entityDepth: number;
+  };
   migrateOnStart: boolean;
   dataDir: string;
   port: number;
+  api: { host: string; rateLimitPerMinute: number; bodyLimit: string; keyCacheSeconds: number };
+  extraction: {
+    provider: 'rules' | 'openai' | 'anthropic' | 'openai-compatible';
+    model: string;
+    baseUrl?: string;
+    apiKey?: string;
+    timeoutMs: number;
+    maxOutputTokens: number;
+    windowTurns: number;
+    priceInputPerMTok?: number;
+    priceOutputPerMTok?: number;
+    contradictionPolicy: 'prefer_new' | 'prefer_old' | 'flag_review';
+  };
+  worker: {
+    jobs: string[];
+    lockTtlMs: number;
+    batchSize: number;
+    promotion: { minConfidence: number; minAccessCount: number; minConversations: number };
+    decayRate: number;
+    inferredDecayRate: number;
+    archiveDays: number;
+    cleanupMinSalience: number;
+    cleanupUnusedDays: number;
+    duplicateSimilarity: number;
+  };
   logLevel: Env['LOG_LEVEL'];
 }
 
@@ -69,6 +109,20 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError('EMBEDDING_DIMENSIONS', 'the local model produces 512-d vectors', 'unset EMBEDDING_DIMENSIONS or set it to 512');
   }
 
+  if (e.EXTRACTION_PROVIDER === 'openai-compatible' && !e.EXTRACTION_BASE_URL) {
+    throw new ConfigError('EXTRACTION_BASE_URL', 'is required when EXTRACTION_PROVIDER=openai-compatible', 'set it to the server base URL, e.g. http://127.0.0.1:8000/v1');
+  }
+  if (e.EXTRACTION_PROVIDER === 'openai' && !e.OPENAI_API_KEY) {
+    throw new ConfigError('OPENAI_API_KEY', 'is required when EXTRACTION_PROVIDER=openai', 'set OPENAI_API_KEY or use EXTRACTION_PROVIDER=rules');
+  }
+  if (e.EXTRACTION_PROVIDER === 'anthropic' && !e.ANTHROPIC_API_KEY) {
+    throw new ConfigError('ANTHROPIC_API_KEY', 'is required when EXTRACTION_PROVIDER=anthropic', 'set ANTHROPIC_API_KEY or use EXTRACTION_PROVIDER=rules');
+  }
+  const unknownJob = e.WORKER_JOBS.split(',').find((j) => !['consolidate', 'patterns', 'decay', 'cleanup', 'promote', 'audit_partitions'].includes(j));
+  if (unknownJob) {
+    throw new ConfigError('WORKER_JOBS', `unknown job "${unknownJob}"`, 'use a comma-separated subset of consolidate,patterns,decay,cleanup,promote,audit_partitions');
+  }
+
   return {
     neo4j: {
       uri: e.NEO4J_URI,
@@ -105,9 +159,66 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       spoolDir: e.AUDIT_SPOOL_DIR,
     },
     working: { ttlSeconds: e.WORKING_MEMORY_TTL_SECONDS, maxTurns: e.WORKING_MEMORY_MAX_TURNS },
+    recall: {
+      techniques: {
+        fulltext: e.RECALL_FULLTEXT,
+        vector: e.RECALL_VECTOR,
+        neighbours: e.RECALL_NEIGHBOURS,
+        speakerBoost: e.RECALL_SPEAKER_BOOST > 1,
+        recency: e.RECALL_RECENCY,
+        selfQuery: e.RECALL_SELF_QUERY,
+        diversityCap: e.RECALL_DIVERSITY_CAP,
+        queryExpansion: e.RECALL_QUERY_EXPANSION,
+        hyde: e.RECALL_HYDE,
+        rerank: e.RECALL_RERANK,
+      },
+      weights: {
+        episodic: 0.3,
+        facts: 0.25,
+        entities: 0.2,
+        procedural: 0.15,
+        recency: 0.1,
+        ...Object.fromEntries(e.RECALL_WEIGHTS.split(',').map((kv) => [kv.split('=')[0]!, Number(kv.split('=')[1])])),
+      },
+      fusion: e.RECALL_FUSION,
+      rrfK: e.RECALL_RRF_K,
+      vectorWeight: e.RECALL_VECTOR_WEIGHT,
+      neighbourWeight: e.RECALL_NEIGHBOUR_WEIGHT,
+      neighbourWindow: e.RECALL_NEIGHBOUR_WINDOW,
+      speakerBoost: e.RECALL_SPEAKER_BOOST,
+      timeHintBoost: e.RECALL_TIME_HINT_BOOST,
+      recencyHalfLifeDays: e.RECALL_RECENCY_HALF_LIFE_DAYS,
+      candidates: e.RECALL_CANDIDATES,
+      entityDepth: e.RECALL_ENTITY_DEPTH,
+    },
     migrateOnStart: e.MIGRATE_ON_START,
     dataDir: e.MNEMOGRAPH_DATA_DIR,
     port: e.PORT,
+    api: { host: e.API_HOST, rateLimitPerMinute: e.API_RATE_LIMIT_PER_MINUTE, bodyLimit: e.API_BODY_LIMIT.toLowerCase() + 'b', keyCacheSeconds: e.API_KEY_CACHE_SECONDS },
+    extraction: {
+      provider: e.EXTRACTION_PROVIDER,
+      model: e.EXTRACTION_MODEL ?? (e.EXTRACTION_PROVIDER === 'anthropic' ? 'claude-3-5-haiku-latest' : e.EXTRACTION_PROVIDER === 'rules' ? 'rules-v1' : 'gpt-4o-mini'),
+      baseUrl: e.EXTRACTION_BASE_URL,
+      apiKey: e.EXTRACTION_PROVIDER === 'anthropic' ? e.ANTHROPIC_API_KEY : e.OPENAI_API_KEY,
+      timeoutMs: e.EXTRACTION_TIMEOUT_MS,
+      maxOutputTokens: e.EXTRACTION_MAX_OUTPUT_TOKENS,
+      windowTurns: e.EXTRACTION_WINDOW_TURNS,
+      priceInputPerMTok: e.EXTRACTION_PRICE_INPUT_PER_MTOK,
+      priceOutputPerMTok: e.EXTRACTION_PRICE_OUTPUT_PER_MTOK,
+      contradictionPolicy: e.CONTRADICTION_POLICY,
+    },
+    worker: {
+      jobs: e.WORKER_JOBS.split(','),
+      lockTtlMs: e.WORKER_LOCK_TTL_MS,
+      batchSize: e.WORKER_BATCH_SIZE,
+      promotion: { minConfidence: e.PROMOTION_MIN_CONFIDENCE, minAccessCount: e.PROMOTION_MIN_ACCESS_COUNT, minConversations: e.PROMOTION_MIN_CONVERSATIONS },
+      decayRate: e.DECAY_RATE,
+      inferredDecayRate: e.INFERRED_DECAY_RATE,
+      archiveDays: e.RETENTION_ARCHIVE_DAYS,
+      cleanupMinSalience: e.CLEANUP_MIN_SALIENCE,
+      cleanupUnusedDays: e.CLEANUP_UNUSED_DAYS,
+      duplicateSimilarity: e.DUPLICATE_FACT_SIMILARITY,
+    },
     logLevel: e.LOG_LEVEL,
   };
 }
@@ -121,6 +232,7 @@ export function redactConfig(config: Config): Record<string, unknown> {
     redis: { ...config.redis, url: redactUrl(config.redis.url) },
     embedding: { ...config.embedding, apiKey: config.embedding.apiKey ? '<redacted>' : undefined },
     llm: { openaiApiKey: config.llm.openaiApiKey ? '<redacted>' : undefined, anthropicApiKey: config.llm.anthropicApiKey ? '<redacted>' : undefined },
+    extraction: { ...config.extraction, apiKey: config.extraction.apiKey ? '<redacted>' : undefined },
   };
 }
 

@@ -70,9 +70,66 @@ export const envSchema = z.object({
   WORKING_MEMORY_TTL_SECONDS: int(1, 30 * 86400).default(3600).describe('TTL of working-memory keys'),
   WORKING_MEMORY_MAX_TURNS: int(1, 10000).default(50).describe('recent turns kept per session'),
 
+  RECALL_FULLTEXT: bool.default(true).describe('recall technique: full-text (BM25) search over turns'),
+  RECALL_VECTOR: bool.default(true).describe('recall technique: vector search over turns (fused with full-text by RRF)'),
+  RECALL_NEIGHBOURS: bool.default(true).describe('recall technique: score neighbouring turns together'),
+  RECALL_SPEAKER_BOOST: z.coerce.number().min(1).max(10).default(1.5).describe('multiplier for turns by a speaker the query names; the name is then not searched as a keyword (1 = off)'),
+  RECALL_RECENCY: bool.default(true).describe('recall technique: recency boost (weight from RECALL_WEIGHTS recency)'),
+  RECALL_SELF_QUERY: z.enum(['off', 'boost', 'filter']).default('boost').describe('time expressions in a query ("last week") boost or filter turns, or are ignored'),
+  RECALL_DIVERSITY_CAP: int(0, 1000).default(0).describe('at most this many turns per conversation before others (0 = off)'),
+  RECALL_QUERY_EXPANSION: z.enum(['off', 'feedback', 'llm']).default('off').describe('query expansion: off, feedback (offline, from top hits) or llm'),
+  RECALL_HYDE: bool.default(false).describe('recall technique: HyDE (embed an LLM-written hypothetical answer); needs an LLM'),
+  RECALL_RERANK: bool.default(false).describe('rerank the top candidates with an LLM or cross-encoder; needs one configured'),
+  RECALL_WEIGHTS: z
+    .string()
+    .regex(/^(episodic|facts|entities|procedural|recency)=\d*\.?\d+(,(episodic|facts|entities|procedural|recency)=\d*\.?\d+)*$/, 'must look like episodic=0.3,facts=0.25')
+    .default('episodic=0.3,facts=0.25,entities=0.2,procedural=0.15,recency=0.1')
+    .describe('source weights, e.g. episodic=0.3,facts=0.25,entities=0.2,procedural=0.15,recency=0.1'),
+  RECALL_FUSION: z.enum(['rrf', 'score']).default('rrf').describe('fusion of full-text and vector: rrf (reciprocal rank) or score (normalised CombSUM)'),
+  RECALL_RRF_K: int(1, 1000).default(10).describe('reciprocal rank fusion constant k (small keeps the top ranks\' lead)'),
+  RECALL_VECTOR_WEIGHT: z.coerce.number().min(0).max(10).default(0.5).describe('RRF weight of the vector list (full-text is 1)'),
+  RECALL_NEIGHBOUR_WEIGHT: z.coerce.number().min(0).max(1).default(0.5).describe('share of an adjacent turn\'s score a turn gains (halved per further step)'),
+  RECALL_NEIGHBOUR_WINDOW: int(0, 5).default(2).describe('turns either side scored together with a match (0 = off)'),
+  RECALL_TIME_HINT_BOOST: z.coerce.number().min(1).max(10).default(3).describe('multiplier for turns inside a self-query time hint'),
+  RECALL_RECENCY_HALF_LIFE_DAYS: z.coerce.number().positive().max(36500).default(30).describe('half-life of the recency boost in days'),
+  RECALL_CANDIDATES: int(10, 2000).default(100).describe('candidates fetched per signal before fusion'),
+  RECALL_ENTITY_DEPTH: int(0, 3).default(1).describe('graph expansion depth from matched entities'),
+
   MIGRATE_ON_START: bool.default(false).describe('run migrations when the service starts'),
   MNEMOGRAPH_DATA_DIR: z.string().default('.mnemograph').describe('where the local stack keeps Neo4j data and logs'),
   PORT: int(0, 65535).default(8080).describe('HTTP port of the API'),
+  API_HOST: z.string().min(1).default('127.0.0.1').describe('interface the API listens on; 0.0.0.0 to accept remote connections (containers)'),
+  API_RATE_LIMIT_PER_MINUTE: int(1, 1_000_000).default(600).describe('requests per minute allowed to one API key (HTTP 429 beyond)'),
+  API_BODY_LIMIT: memorySize.default('10m').describe('largest request body the API accepts, e.g. 10m (HTTP 413 beyond)'),
+  API_KEY_CACHE_SECONDS: int(0, 3600).default(10).describe('how long a verified API key is trusted before Postgres is asked again (revocation delay)'),
+  EXTRACTION_PROVIDER: z
+    .enum(['rules', 'openai', 'anthropic', 'openai-compatible'])
+    .default('rules')
+    .describe('rules (offline, default), openai, anthropic, or openai-compatible (set EXTRACTION_BASE_URL)'),
+  EXTRACTION_MODEL: z.string().min(1).optional().describe('extraction model id (default gpt-4o-mini / claude-3-5-haiku-latest)'),
+  EXTRACTION_BASE_URL: z.url().optional().describe('base URL of the extraction LLM API (required for openai-compatible)'),
+  EXTRACTION_TIMEOUT_MS: int(1000, 600000).default(60000).describe('timeout of one extraction call'),
+  EXTRACTION_MAX_OUTPUT_TOKENS: int(256, 32000).default(2000).describe('output token cap of one extraction call'),
+  EXTRACTION_WINDOW_TURNS: int(1, 100).default(10).describe('turns per extraction call'),
+  EXTRACTION_PRICE_INPUT_PER_MTOK: z.coerce.number().min(0).optional().describe('USD per million input tokens (overrides the built-in price table)'),
+  EXTRACTION_PRICE_OUTPUT_PER_MTOK: z.coerce.number().min(0).optional().describe('USD per million output tokens (overrides the built-in price table)'),
+  CONTRADICTION_POLICY: z.enum(['prefer_new', 'prefer_old', 'flag_review']).default('prefer_new').describe('what a new fact does to a contradicting one: prefer_new, prefer_old, flag_review'),
+  PROMOTION_MIN_CONFIDENCE: z.coerce.number().min(0).max(1).default(0.85).describe('promote a project fact to _global only at or above this confidence'),
+  PROMOTION_MIN_ACCESS_COUNT: int(0, 1_000_000).default(5).describe('promote only facts accessed at least this often'),
+  PROMOTION_MIN_CONVERSATIONS: int(0, 1_000_000).default(2).describe('promote only facts seen in at least this many conversations'),
+  DECAY_RATE: z.coerce.number().gt(0).max(1).default(0.95).describe('daily salience decay factor (salience x rate^days since access)'),
+  INFERRED_DECAY_RATE: z.coerce.number().gt(0).max(1).default(0.95).describe('weekly confidence decay factor of inferred facts'),
+  RETENTION_ARCHIVE_DAYS: int(1, 36500).default(90).describe('conversations idle this long are archived'),
+  CLEANUP_MIN_SALIENCE: z.coerce.number().min(0).max(1).default(0.1).describe('unused entities below this salience are dropped'),
+  CLEANUP_UNUSED_DAYS: int(1, 36500).default(30).describe('...when not accessed for this many days'),
+  DUPLICATE_FACT_SIMILARITY: z.coerce.number().min(0.5).max(1).default(0.95).describe('cosine similarity at which two facts of one entity are merged'),
+  WORKER_JOBS: z
+    .string()
+    .regex(/^[a-z_]+(,[a-z_]+)*$/, 'must be a comma-separated list of job names')
+    .default('consolidate,patterns,decay,cleanup,promote,audit_partitions')
+    .describe('jobs the worker schedules'),
+  WORKER_LOCK_TTL_MS: int(1000, 3_600_000).default(300000).describe('Redis lock lifetime of a job or conversation (extended while working)'),
+  WORKER_BATCH_SIZE: int(1, 10000).default(50).describe('conversations / users handled per consolidate run'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('log level'),
 });
 

@@ -68,6 +68,17 @@ export interface ScoredTurn {
   score: number;
 }
 
+/** A search hit without the turn's content: what ranking needs, hydrated later by id. */
+export interface TurnHit {
+  id: string;
+  conversationId: string;
+  index: number;
+  channel: string;
+  speaker: string | null;
+  timestamp: string;
+  score: number;
+}
+
 /** A validated turn ready to persist (ids and derived fields resolved). */
 export interface NewTurn {
   userId: string;
@@ -93,6 +104,16 @@ export interface TurnQuery {
   since?: string;
   until?: string;
   limit: number;
+  /** Exact-match metadata filters (used by the recall queries). */
+  filters?: TurnFilters;
+}
+
+/** Metadata a recall can be narrowed by; each given key must match exactly. */
+export interface TurnFilters {
+  source?: string;
+  sessionId?: string;
+  connectionId?: string;
+  contextType?: string;
 }
 
 /**
@@ -112,6 +133,20 @@ export interface EpisodicStore {
   getRecentTurns(q: TurnQuery): Promise<Turn[]>;
   /** Approximate nearest turns of one user, over-fetching to survive post-filtering. */
   vectorSearch(embedding: number[], q: TurnQuery): Promise<ScoredTurn[]>;
+  /**
+   * Keyword (BM25) search over content and search text with a Lucene query that this store
+   * scopes to the user's channels inside the index (`scope_key`), so other users' turns never
+   * compete for the limit. Best first. The query text must already be Lucene-safe.
+   */
+  fulltextSearch(luceneQuery: string, q: TurnQuery): Promise<TurnHit[]>;
+  /**
+   * Nearest turns by cosine similarity, best first: the vector index with over-fetch, and an
+   * exact scan of the user's turns when the index's neighbours are mostly other users'.
+   * Hits are light (no content); fetch the ones you keep with getTurnsByIds.
+   */
+  similarTurns(embedding: number[], q: TurnQuery): Promise<TurnHit[]>;
+  /** The given turns of one user that pass the query's channel, time and metadata filters. */
+  getTurnsByIds(ids: string[], q: Omit<TurnQuery, 'limit'>): Promise<Turn[]>;
   /** Turns still waiting for an embedding, oldest first. */
   pendingEmbeddings(limit: number): Promise<Array<{ id: string; content: string }>>;
   /** Stores embeddings; a turn whose id is gone is skipped. */

@@ -1,9 +1,19 @@
 import type { ManagedTransaction } from 'neo4j-driver';
 import type { CypherRunner } from '../infra/neo4j';
 import { ValidationError } from '../errors';
-import type { EpisodicStore, NewTurn, ScoredTurn, StoreTurnResult, Turn, TurnQuery } from './contract';
+import { createHash } from 'node:crypto';
+import type { EpisodicStore, NewTurn, ScoredTurn, StoreTurnResult, Turn, TurnHit, TurnQuery } from './contract';
 
 const TAG = (op: string) => ({ subsystem: 'episodic', op });
+
+/**
+ * The token a turn's (user, channel) is indexed under in `turn_content_fulltext`, so a
+ * full-text query can require its owner inside Lucene. Letters and digits only, starting
+ * with "k" and ending with a digit so the English analyzer keeps it as one unstemmed token.
+ */
+export function scopeKey(userId: string, channel: string): string {
+  return `k${createHash('sha256').update(`${userId}\u0000${channel}`).digest('hex').slice(0, 24)}0`;
+}
 
 /** Turn ids are derived, so (conversation, index) is unique through the id constraint. */
 export function turnId(conversationId: string, index: number): string {
@@ -45,7 +55,7 @@ MERGE (t:Turn {id: row.id})
                 t.token_count = toInteger(row.tokenCount), t.content_hash = row.contentHash, t.model = row.model,
                 t.metadata_json = row.metadataJson, t.source = row.source, t.session_id = row.sessionId,
                 t.connection_id = row.connectionId, t.context_type = row.contextType, t.tool_name = row.toolName,
-                t.speaker = row.speaker, t.archived = false, t.access_count = 0,
+                t.speaker = row.speaker, t.scope_key = row.scopeKey, t.archived = false, t.access_count = 0,
                 t.embedding_pending = CASE WHEN row.embedding IS NULL THEN true ELSE null END, t.created_now = true
 WITH c, t, row, coalesce(t.created_now, false) AS created
 REMOVE t.created_now
@@ -84,6 +94,46 @@ WHERE t.user_id = $userId AND t.channel IN $channels AND NOT t.archived
   AND t.timestamp >= datetime($since) AND t.timestamp <= datetime($until)
 RETURN ${TURN} AS turn, score ORDER BY score DESC LIMIT toInteger($limit)`;
 
+// The recall filters every search below shares: $userId, $channels, $since, $until and the
+// optional exact-match metadata $source, $sessionId, $connectionId, $contextType (null = any).
+const RECALL_FILTER = `t.user_id = $userId AND t.channel IN $channels AND NOT t.archived
+  AND t.timestamp >= datetime($since) AND t.timestamp <= datetime($until)
+  AND ($source IS NULL OR t.source = $source) AND ($sessionId IS NULL OR t.session_id = $sessionId)
+  AND ($connectionId IS NULL OR t.connection_id = $connectionId) AND ($contextType IS NULL OR t.context_type = $contextType)`;
+
+// Projection of a search hit: only what ranking needs (content is fetched for the winners).
+const HIT = `t.id AS id, t.conversation_id AS conversationId, t.index AS index, t.channel AS channel, t.speaker AS speaker,
+  toString(t.timestamp) AS timestamp`;
+
+// $index (one of FULLTEXT_INDEXES), $query (Lucene, already scoped with +scope_key), $k, $limit,
+// RECALL_FILTER params -> {HIT, score}
+const FULLTEXT_SEARCH = `
+CALL db.index.fulltext.queryNodes($index, $query, {limit: toInteger($k)}) YIELD node AS t, score
+WHERE ${RECALL_FILTER}
+RETURN ${HIT}, score ORDER BY score DESC LIMIT toInteger($limit)`;
+
+// $k, $embedding, $limit, RECALL_FILTER params -> {HIT, score} from the (unfiltered) vector index
+const VECTOR_SEARCH_SCOPED = `
+CALL db.index.vector.queryNodes('turn_embeddings', toInteger($k), $embedding) YIELD node AS t, score
+WHERE ${RECALL_FILTER}
+RETURN ${HIT}, score ORDER BY score DESC LIMIT toInteger($limit)`;
+
+// $embedding, $limit, RECALL_FILTER params -> {HIT, score}: exact cosine over the user's turns
+// (index seek on user_id), for users the approximate index neighbourhood does not reach.
+// vector.similarity.cosine is normalised like the index score, (1 + cos) / 2.
+const VECTOR_SCAN = `
+MATCH (t:Turn) WHERE ${RECALL_FILTER} AND t.embedding IS NOT NULL
+WITH t, vector.similarity.cosine(t.embedding, $embedding) AS score
+ORDER BY score DESC LIMIT toInteger($limit)
+RETURN ${HIT}, score`;
+
+// $ids, RECALL_FILTER params -> {turn}. UNWIND + MATCH by id is one unique-index seek per
+// id; a plain "t.id IN $ids AND t.user_id = ..." may be planned as a scan of the user's turns.
+const TURNS_BY_IDS = `
+UNWIND $ids AS id
+MATCH (t:Turn {id: id}) WHERE ${RECALL_FILTER}
+RETURN ${TURN} AS turn`;
+
 // $limit -> {id, content}
 const PENDING = `MATCH (t:Turn) WHERE t.embedding_pending = true RETURN t.id AS id, t.content AS content LIMIT toInteger($limit)`;
 // -> {n}
@@ -99,6 +149,26 @@ RETURN count(t) AS n`;
 const MIN_TIME = '0001-01-01T00:00:00Z';
 const MAX_TIME = '9999-12-31T23:59:59Z';
 const MAX_OVERFETCH = 5_000;
+const SCAN_MEMO_MS = 10 * 60_000;
+const SCAN_MEMO_MAX = 10_000;
+
+/** A bounded set of keys that expire; the oldest entry goes first when full. */
+class ExpiringSet {
+  private readonly until = new Map<string, number>();
+  constructor(private readonly max: number) {}
+  has(key: string): boolean {
+    const t = this.until.get(key);
+    if (t === undefined) return false;
+    if (t > Date.now()) return true;
+    this.until.delete(key);
+    return false;
+  }
+  set(key: string, deadline: number): void {
+    this.until.delete(key);
+    if (this.until.size >= this.max) this.until.delete(this.until.keys().next().value!);
+    this.until.set(key, deadline);
+  }
+}
 
 interface TurnRow {
   id: string;
@@ -120,6 +190,9 @@ export function toTurn(row: TurnRow): Turn {
 }
 
 export class Neo4jEpisodicStore implements EpisodicStore {
+  /** Users whose turns are a small share of the vector index (exact scan is cheaper), until a deadline. */
+  private readonly scanUsers = new ExpiringSet(SCAN_MEMO_MAX);
+
   constructor(private readonly db: CypherRunner) {}
 
   storeTurn(turn: NewTurn): Promise<StoreTurnResult> {
@@ -184,6 +257,7 @@ export class Neo4jEpisodicStore implements EpisodicStore {
         contextType: m.contextType ?? null,
         toolName: m.toolName ?? null,
         speaker: m.speaker ?? null,
+        scopeKey: scopeKey(t.userId, t.channel),
         embedding: t.embedding ?? null,
       };
     });
@@ -220,6 +294,34 @@ export class Neo4jEpisodicStore implements EpisodicStore {
     }
   }
 
+  async fulltextSearch(luceneQuery: string, q: TurnQuery): Promise<TurnHit[]> {
+    const index = 'turn_content_fulltext';
+    // Lucene applies the owner clause; time and metadata filters apply after its limit,
+    // so ask it for more when they are present.
+    const narrowed = q.since !== undefined || q.until !== undefined || hasFilters(q);
+    const k = narrowed ? Math.min(q.limit * 10, MAX_OVERFETCH) : q.limit;
+    return this.db.read<TurnHit>(FULLTEXT_SEARCH, { index, query: luceneQuery, k, ...recallParams(q) }, TAG('fulltextSearch'));
+  }
+
+  async similarTurns(embedding: number[], q: TurnQuery): Promise<TurnHit[]> {
+    if (!this.scanUsers.has(q.userId)) {
+      const k = Math.min(Math.max(q.limit * 3, 100), 2_000);
+      const rows = await this.db.read<TurnHit>(VECTOR_SEARCH_SCOPED, { k, embedding, ...recallParams(q) }, TAG('similarTurns'));
+      if (rows.length >= q.limit) return rows;
+      // Remembered for a while, so the next query of this user goes straight to the scan.
+      if (!hasFilters(q) && q.since === undefined && q.until === undefined) this.scanUsers.set(q.userId, Date.now() + SCAN_MEMO_MS);
+    }
+    // Most neighbours belonged to other users (or the window): this user's share of the
+    // index is small, so scanning their turns exactly is cheap and complete.
+    return this.db.read<TurnHit>(VECTOR_SCAN, { embedding, ...recallParams(q) }, TAG('similarTurnsExact'));
+  }
+
+  async getTurnsByIds(ids: string[], q: Omit<TurnQuery, 'limit'>): Promise<Turn[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.read<{ turn: TurnRow }>(TURNS_BY_IDS, { ids, ...recallParams({ ...q, limit: ids.length }) }, TAG('getTurnsByIds'));
+    return rows.map((r) => toTurn(r.turn));
+  }
+
   async pendingEmbeddings(limit: number): Promise<Array<{ id: string; content: string }>> {
     return this.db.read<{ id: string; content: string }>(PENDING, { limit }, TAG('pendingEmbeddings'));
   }
@@ -232,4 +334,24 @@ export class Neo4jEpisodicStore implements EpisodicStore {
     if (rows.length === 0) return 0;
     return (await this.db.write<{ n: number }>(SET_EMBEDDINGS, { rows }, TAG('setEmbeddings')))[0]?.n ?? 0;
   }
+}
+
+function hasFilters(q: TurnQuery): boolean {
+  return Object.values(q.filters ?? {}).some((v) => v !== undefined);
+}
+
+/** Parameters of RECALL_FILTER (absent filters become null = "any"). */
+function recallParams(q: TurnQuery): Record<string, unknown> {
+  const f = q.filters ?? {};
+  return {
+    userId: q.userId,
+    channels: q.channels,
+    since: q.since ?? MIN_TIME,
+    until: q.until ?? MAX_TIME,
+    limit: q.limit,
+    source: f.source ?? null,
+    sessionId: f.sessionId ?? null,
+    connectionId: f.connectionId ?? null,
+    contextType: f.contextType ?? null,
+  };
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { AuditLogger } from '../audit';
 import { ValidationError } from '../errors';
@@ -8,6 +9,14 @@ import { prepareTurn } from '../episodic/prepare';
 import type { Logger } from '../infra/logger';
 import { ChannelSchema, IdSchema, UserIdSchema, parseInput, withGlobal } from '../schemas';
 import type { ActiveGoal, SessionScope, WorkingMemoryStore } from '../working';
+import { formatContext, RecallQuerySchema, type FormatOptions, type MemoryBundle, type RecallEngine, type RecallQuery } from '../retrieval';
+import { SemanticMemory, type PromotionThresholds, type SemanticStore } from '../semantic';
+import { ProceduralMemory, type ProceduralStore, type ToolInvocationLog } from '../procedural';
+import { GoalMemory, type GoalStore } from '../goals';
+import { ObservationInputSchema, type Observation, type ObservationCategory, type ObservationQueue } from '../observations/contract';
+import type { UserProfile } from '../observations/profile';
+import type { JobName } from '../worker/contract';
+import type { JobRunResult } from '../worker/worker';
 
 const ChannelsSchema = z.array(ChannelSchema).min(1).max(20).default(['_global']);
 
@@ -44,6 +53,20 @@ export interface AgentMemoryDeps {
   audit: AuditLogger;
   log: Logger;
   embeddingMode: 'inline' | 'deferred';
+  /** The read path behind remember(). */
+  recall: RecallEngine;
+  /** Knowledge stores (semantic, procedural, goals) and their settings. */
+  semantic: SemanticStore;
+  procedural: ProceduralStore;
+  toolLog: ToolInvocationLog;
+  goals: GoalStore;
+  promotionThresholds?: PromotionThresholds;
+  entityMatchSimilarity?: number;
+  /** The durable observation queue (src/observations) and the profile reader. */
+  observations?: ObservationQueue;
+  profiles?: { get(userId: string): Promise<UserProfile> };
+  /** Runs a worker job now (src/worker); the composition root binds it. */
+  runJob?: (name: JobName, opts?: { userIds?: string[] }) => Promise<JobRunResult>;
 }
 
 /**
@@ -144,6 +167,24 @@ export class AgentMemory {
     );
   }
 
+  /**
+   * Recalls what matters for `query`: turns (hybrid full-text + vector), facts, entities,
+   * strategies, goals and the profile of one user, over the given channels plus `_global`,
+   * narrowed by the time window and metadata filters. Each item says which signals found it.
+   * Degrades instead of failing when the embedder, the vector index or an optional source is
+   * unavailable (see `bundle.degraded`). Access counts are updated later, in batches.
+   * Invalid input throws ValidationError.
+   */
+  async remember(query: RecallQuery): Promise<MemoryBundle> {
+    return this.d.recall.recall(parseInput(RecallQuerySchema, query, 'recall query'));
+  }
+
+  /** A compact prompt block for `bundle` within `tokenBudget` tokens; '' when the bundle is empty. */
+  formatContext(bundle: MemoryBundle, opts: FormatOptions = {}): string {
+    parseInput(z.object({ tokenBudget: z.number().int().min(1).max(1_000_000).optional() }).strict(), opts, 'format options');
+    return formatContext(bundle, opts);
+  }
+
   /** Runs a read and records it in the audit log (kept at level `reads` and above). */
   private async audited<T extends unknown[]>(operation: string, userId: string, channel: string, query: string, channels: string[], read: () => Promise<T>): Promise<T> {
     const t0 = performance.now();
@@ -155,6 +196,94 @@ export class AgentMemory {
   /** Working memory of one session (Redis, or process memory while Redis is down). */
   session(scope: z.input<typeof SessionSchema>): WorkingSession {
     return new WorkingSession(this.d.working, parseInput(SessionSchema, scope, 'session'));
+  }
+
+  // --- Knowledge: semantic, procedural and goal memory (see src/semantic, src/procedural,
+  // src/goals). Each part validates, embeds, writes and audits; the methods below are the
+  // spec's names for them. Every id of another user behaves as not found.
+  private parts?: { semantic: SemanticMemory; procedural: ProceduralMemory; goals: GoalMemory };
+  private get knowledge() {
+    const { embedder, audit, log } = this.d;
+    return (this.parts ??= {
+      semantic: new SemanticMemory({ store: this.d.semantic, embedder, audit, log, promotionThresholds: this.d.promotionThresholds, entityMatchSimilarity: this.d.entityMatchSimilarity }),
+      procedural: new ProceduralMemory({ store: this.d.procedural, invocationLog: this.d.toolLog, embedder, audit, log }),
+      goals: new GoalMemory({ store: this.d.goals, embedder, audit, log }),
+    });
+  }
+  /** Entities, facts, relationships: every semantic operation (search by text, delete, find by name, ...). */
+  get semantic(): SemanticMemory {
+    return this.knowledge.semantic;
+  }
+  /** Tool invocations and strategies. */
+  get procedural(): ProceduralMemory {
+    return this.knowledge.procedural;
+  }
+  /** Goals with sub-goals and blockers. */
+  get goals(): GoalMemory {
+    return this.knowledge.goals;
+  }
+  upsertEntity: SemanticMemory['upsertEntity'] = (i) => this.semantic.upsertEntity(i);
+  storeFact: SemanticMemory['storeFact'] = (i) => this.semantic.storeFact(i);
+  learnFact: SemanticMemory['learnFact'] = (i) => this.semantic.learnFact(i);
+  createRelationship: SemanticMemory['createRelationship'] = (i) => this.semantic.createRelationship(i);
+  getEntityGraph: SemanticMemory['getEntityGraph'] = (q) => this.semantic.getEntityGraph(q);
+  getEntityTimeline: SemanticMemory['getEntityTimeline'] = (q) => this.semantic.getEntityTimeline(q);
+  vectorSearchFacts: SemanticMemory['vectorSearchFacts'] = (q) => this.semantic.vectorSearchFacts(q);
+  vectorSearchEntities: SemanticMemory['vectorSearchEntities'] = (q) => this.semantic.vectorSearchEntities(q);
+  correctFact: SemanticMemory['correctFact'] = (i) => this.semantic.correctFact(i);
+  confirmFact: SemanticMemory['confirmFact'] = (u, id) => this.semantic.confirmFact(u, id);
+  promoteToGlobal: SemanticMemory['promoteToGlobal'] = (i) => this.semantic.promoteToGlobal(i);
+  recordInvocation: ProceduralMemory['recordInvocation'] = (i) => this.procedural.recordInvocation(i);
+  learnStrategy: ProceduralMemory['learnStrategy'] = (i) => this.procedural.learnStrategy(i);
+  findStrategies: ProceduralMemory['findStrategies'] = (q) => this.procedural.findStrategies(q);
+  reinforceStrategy: ProceduralMemory['reinforceStrategy'] = (u, id, ok) => this.procedural.reinforceStrategy(u, id, ok);
+  getToolStats: ProceduralMemory['getToolStats'] = (q) => this.procedural.getToolStats(q);
+  addGoal: GoalMemory['addGoal'] = (i) => this.goals.addGoal(i);
+  getGoal: GoalMemory['getGoal'] = (u, id) => this.goals.getGoal(u, id);
+  completeGoal: GoalMemory['completeGoal'] = (i) => this.goals.completeGoal(i);
+  listActiveGoals: GoalMemory['listActiveGoals'] = (q) => this.goals.listActiveGoals(q);
+
+  // --- Observations and consolidation (see src/observations, src/worker).
+
+  /**
+   * Queues an observation about the user ("prefers short emails") durably in Postgres.
+   * Resolves once it is committed; the `consolidate` job turns it into facts, the profile
+   * and the narrative exactly once. Idempotent on `opts.id`. Invalid input throws
+   * ValidationError and nothing is queued.
+   */
+  async recordObservation(
+    userId: string,
+    content: string,
+    category: ObservationCategory,
+    opts: { channel?: string; id?: string; sourceMetadata?: Record<string, string | number | boolean> } = {},
+  ): Promise<{ observation: Observation; created: boolean }> {
+    const o = parseInput(ObservationInputSchema, { userId, content, category, ...opts }, 'observation');
+    if (!this.d.observations) throw new ValidationError('observations are not configured in this AgentMemory');
+    const t0 = performance.now();
+    const result = await this.d.observations.record({ id: o.id ?? randomUUID(), userId: o.userId, channel: o.channel, category: o.category, content: o.content, sourceMetadata: o.sourceMetadata ?? {} });
+    if (result.created) {
+      this.d.audit.logWrite({ operation: 'record_observation', memoryType: 'semantic', userId: o.userId, channel: o.channel, affectedIds: [result.observation.id], latencyMs: performance.now() - t0, payload: { category: o.category, content: o.content } });
+    }
+    return result;
+  }
+
+  /** The schema-free profile and working narrative kept by consolidation (empty until the first run). */
+  async getUserProfile(userId: string): Promise<UserProfile> {
+    const u = parseInput(UserIdSchema, userId, 'user id');
+    if (!this.d.profiles) throw new ValidationError('profiles are not configured in this AgentMemory');
+    return this.d.profiles.get(u);
+  }
+
+  /** Runs consolidation now (conversations and observations -> knowledge); same job the worker schedules. */
+  async consolidate(opts: { userIds?: string[] } = {}): Promise<JobRunResult> {
+    return this.runJob('consolidate', opts);
+  }
+
+  /** Runs one worker job now; resolves with its outcome (`skipped` when another worker holds it). */
+  async runJob(name: JobName, opts: { userIds?: string[] } = {}): Promise<JobRunResult> {
+    const userIds = opts.userIds?.map((u) => parseInput(UserIdSchema, u, 'user id'));
+    if (!this.d.runJob) throw new ValidationError('background jobs are not configured in this AgentMemory');
+    return this.d.runJob(name, { userIds });
   }
 }
 

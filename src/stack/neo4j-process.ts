@@ -109,7 +109,7 @@ export async function neo4jUp(paths: Neo4jPaths, config: Config): Promise<Neo4jU
   const out = openSync(paths.logFile, 'w');
   const child = spawn(
     'java',
-    [`-Xms${config.neo4j.heap}`, `-Xmx${config.neo4j.heap}`, ...JVM_FLAGS, '-cp', `${join(paths.project, 'target', 'classes')}:${join(paths.project, 'target', 'lib', '*')}`, LAUNCHER, paths.dataDir],
+    [`-Xmx${config.neo4j.heap}`, ...JVM_FLAGS, '-cp', `${join(paths.project, 'target', 'classes')}:${join(paths.project, 'target', 'lib', '*')}`, LAUNCHER, paths.dataDir],
     {
       detached: true,
       stdio: ['ignore', out, out],

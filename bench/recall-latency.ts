@@ -1,0 +1,111 @@
+import { resolve } from 'node:path';
+import cliProgress from 'cli-progress';
+import type { Mnemograph } from '../src/container';
+import { createEmbedder } from '../src/embedding';
+import { buildLuceneQuery, keywords } from '../src/retrieval';
+import type { CachingEmbedder } from './recall-embedding-cache';
+import { loadLocomo } from './recall-datasets';
+import { percentiles } from './recall-metrics';
+import { deleteUsers } from './recall-cleanup';
+
+const PER_CONVERSATION = 100;
+const BATCH = 1_000;
+
+// Bare index queries, for comparison with remember(): what Neo4j alone costs.
+// $k, $embedding -> {id, score}: the vector index, no filtering at all
+const BARE_VECTOR = `CALL db.index.vector.queryNodes('turn_embeddings', toInteger($k), $embedding) YIELD node, score RETURN node.id AS id, score`;
+// $query, $k -> {id, score}: the full-text index, no owner clause
+const BARE_FULLTEXT = `CALL db.index.fulltext.queryNodes('turn_content_fulltext', $query, {limit: toInteger($k)}) YIELD node, score RETURN node.id AS id, score`;
+// $userId -> {n}
+const COUNT_TURNS = `MATCH (t:Turn) WHERE t.user_id = $userId RETURN count(t) AS n`;
+
+/**
+ * remember() latency with `turns` stored turns for one user. The turns are generated: their
+ * texts are drawn (deterministically) from the LoCoMo corpus, whose embeddings are already
+ * in the disk cache, so every stored vector is the real embedding of its text but no new
+ * text has to be embedded (the offline model manages ~25 texts/s). Texts therefore repeat
+ * (~17 copies each at 100k); queries are LoCoMo questions.
+ */
+export async function runLatency(m: Mnemograph, embedder: CachingEmbedder, opts: { turns: number; queries: number; keep: boolean }): Promise<Record<string, unknown>> {
+  const ds = loadLocomo(resolve(__dirname, '../../shared/data/locomo10.json'));
+  const pool = ds.conversations.flatMap((c) => c.sessions.flatMap((s) => s.turns));
+  const userId = `bench-latency-${opts.turns}`;
+  const tag = { subsystem: 'bench', op: 'latency' };
+  const bar = new cliProgress.SingleBar({ format: '{stage} |{bar}| {value}/{total} {eta_formatted}', hideCursor: true, noTTYOutput: true, notTTYSchedule: 5_000 }, cliProgress.Presets.shades_classic);
+
+  const have = (await m.neo4j.read<{ n: number }>(COUNT_TURNS, { userId }, tag))[0]?.n ?? 0;
+  const start = Date.parse('2024-01-01T00:00:00Z');
+  const step = (365 * 86_400_000) / opts.turns;
+  const t0 = performance.now();
+  bar.start(opts.turns, have, { stage: 'ingest' });
+  // Conversations are filled in order, so the stored count says where to resume.
+  for (let n = have - (have % PER_CONVERSATION); n < opts.turns; n += BATCH) {
+    const batch = [];
+    for (let i = n; i < Math.min(n + BATCH, opts.turns); i++) {
+      const t = pool[(i * 7_919) % pool.length]!;
+      batch.push({
+        userId,
+        conversationId: `${userId}-c${Math.floor(i / PER_CONVERSATION)}`,
+        index: i % PER_CONVERSATION,
+        role: t.role,
+        content: t.content,
+        timestamp: new Date(start + i * step).toISOString(),
+        metadata: { speaker: t.speaker, source: 'bench-latency' },
+      });
+    }
+    await m.memory.storeTurns(batch);
+    bar.update(Math.min(n + BATCH, opts.turns));
+  }
+  bar.stop();
+  const ingestSeconds = (performance.now() - t0) / 1000;
+  const stored = (await m.neo4j.read<{ n: number }>(COUNT_TURNS, { userId }, tag))[0]?.n ?? 0;
+
+  const questions = ds.questions.slice(0, opts.queries).map((q) => q.question);
+  const embeddings = await embedder.embed(questions);
+  const measure = async (name: string, fn: (i: number) => Promise<unknown>) => {
+    for (let i = 0; i < Math.min(20, questions.length); i++) await fn(i); // warm-up
+    const ms: number[] = [];
+    bar.start(questions.length, 0, { stage: name.padEnd(8) });
+    for (let i = 0; i < questions.length; i++) {
+      const s = performance.now();
+      await fn(i);
+      ms.push(performance.now() - s);
+      bar.increment();
+    }
+    bar.stop();
+    return percentiles(ms);
+  };
+  // remember() with the default techniques; query vectors come from the cache (see below for
+  // what embedding a new query costs with the offline model).
+  const remember = await measure('remember', (i) => m.memory.remember({ userId, query: questions[i]!, topK: 10 }));
+  const bareVector = await measure('vector', (i) => m.neo4j.read(BARE_VECTOR, { k: 10, embedding: embeddings[i] }, tag));
+  const bareFulltext = await measure('fulltext', (i) =>
+    m.neo4j.read(BARE_FULLTEXT, { k: 10, query: (buildLuceneQuery(['x'], keywords(questions[i]!).map((term) => ({ term }))) ?? 'nothing').replace(/^\+scope_key:\(x\)\^0 /, '') }, tag),
+  );
+
+  // What a cold query costs to embed with the configured (uncached) model.
+  const raw = createEmbedder(m.config.embedding);
+  const embedMs: number[] = [];
+  for (const q of questions.slice(0, 30)) {
+    const s = performance.now();
+    await raw.embed([`${q} `], { priority: 'interactive' });
+    embedMs.push(performance.now() - s);
+  }
+  await raw.close();
+
+  const result = {
+    dataset: 'latency',
+    stored_turns_for_user: stored,
+    queries: questions.length,
+    remember_ms: remember,
+    bare_vector_query_ms: bareVector,
+    bare_fulltext_query_ms: bareFulltext,
+    cold_query_embedding_ms: percentiles(embedMs.slice(1)),
+    ingest_seconds: Math.round(ingestSeconds * 10) / 10,
+    note: 'remember_ms uses cached query embeddings (repeat queries); cold_query_embedding_ms is what the offline model adds for a new query',
+  };
+  console.log(JSON.stringify(result, null, 2));
+  await m.reinforcer.flush();
+  if (!opts.keep) await deleteUsers(m, [userId]);
+  return result;
+}

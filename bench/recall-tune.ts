@@ -1,0 +1,75 @@
+/**
+ * Development tool (not the benchmark): compares recall settings on data a previous
+ * `bench:recall -- --keep` run left in place, without re-ingesting.
+ *   tsx bench/recall-tune.ts --run rbXXXX --variants '[{"name":"a","settings":{"neighbourWeight":0.3}}]'
+ */
+import { resolve } from 'node:path';
+import { Command } from 'commander';
+import { loadConfig } from '../src/config';
+import { createMnemograph } from '../src/container';
+import { createEmbedder } from '../src/embedding';
+import { Neo4jEpisodicStore } from '../src/episodic';
+import { HybridRecallEngine, RecallQuerySchema, recallSettingsFrom, type RecallSettings, type Techniques } from '../src/retrieval';
+import { CachingEmbedder } from './recall-embedding-cache';
+import { loadLocomo, loadLongMemEval, turnKey } from './recall-datasets';
+import { average, percentiles, publishedSessionRecall, scoreQuestion, type QuestionScores } from './recall-metrics';
+
+interface Variant {
+  name: string;
+  settings?: Partial<Omit<RecallSettings, 'techniques'>>;
+  techniques?: Techniques;
+}
+
+async function main(): Promise<void> {
+  const o = new Command()
+    .requiredOption('--run <id>')
+    .option('--format <f>', 'locomo | longmemeval', 'locomo')
+    .option('--dataset <file>', 'dataset', '../shared/data/locomo10.json')
+    .option('--variants <json>', 'variants', '[{"name":"default"}]')
+    .option('--depth <n>', 'depth', '50')
+    .option('--sample <n>', 'every n-th scored question only (faster, no published metric)', '1')
+    .parse()
+    .opts<{ run: string; format: string; dataset: string; variants: string; depth: string; sample: string }>();
+  const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn' });
+  const embedder = new CachingEmbedder(createEmbedder(config.embedding), resolve(__dirname, 'cache', `embeddings-${config.embedding.provider}-${config.embedding.model}.bin`));
+  const m = await createMnemograph(config, { embedder, backgroundEmbedding: false });
+  const ds = o.format === 'locomo' ? loadLocomo(resolve(o.dataset)) : loadLongMemEval(resolve(o.dataset));
+  const episodic = new Neo4jEpisodicStore(m.neo4j);
+  const lastDate = new Map(ds.conversations.map((c) => [c.key, c.sessions[c.sessions.length - 1]!.date]));
+  try {
+    for (const v of JSON.parse(o.variants) as Variant[]) {
+      const base = recallSettingsFrom(config.recall);
+      const engine = new HybridRecallEngine({ episodic, embedder, settings: { ...base, ...v.settings, techniques: { ...base.techniques, ...v.techniques } }, audit: m.audit, log: m.log });
+      const scores: Array<{ cat: string; s: QuestionScores }> = [];
+      const published: number[] = [];
+      const ms: number[] = [];
+      const timing = new Map<string, number>();
+      const every = Number(o.sample);
+      const questions = every > 1 ? ds.questions.filter((q) => q.scored).filter((_, i) => i % every === 0) : ds.questions;
+      for (const q of questions) {
+        const asOf = q.askedAt ?? new Date(Date.parse(lastDate.get(q.conversationKey)!) + 86_400_000).toISOString();
+        const s = performance.now();
+        const b = await engine.recall(RecallQuerySchema.parse({ userId: `${o.run}-${q.conversationKey}`, query: q.question, topK: Number(o.depth), asOf }));
+        ms.push(performance.now() - s);
+        for (const [k, t] of Object.entries(b.timings)) timing.set(k, (timing.get(k) ?? 0) + t);
+        const ranked = b.turns.map((t) => turnKey(t.turn.conversationId.slice(o.run.length + 1), t.turn.index));
+        if (q.scored) scores.push({ cat: q.category, s: scoreQuestion(ranked, q.goldTurns, q.goldSessions) });
+        if (q.publishedGoldSessions) published.push(publishedSessionRecall(ranked, q.publishedGoldSessions));
+      }
+      const all = average(scores.map((x) => x.s));
+      const cats = [...new Set(scores.map((x) => x.cat))].sort().map((c) => `${c}:${average(scores.filter((x) => x.cat === c).map((x) => x.s)).turn_recall_at_10?.toFixed(3)}`);
+      const pub = published.reduce((a, b) => a + b, 0) / Math.max(1, published.length);
+      console.log(
+        `${v.name.padEnd(24)} r@10 ${all.turn_recall_at_10?.toFixed(4)} r@5 ${all.turn_recall_at_5?.toFixed(4)} ndcg ${all.ndcg_at_10?.toFixed(4)} sess ${all.session_recall_at_10?.toFixed(4)} pub ${pub.toFixed(4)} [${cats.join(' ')}] ms ${JSON.stringify(percentiles(ms))} ` +
+          [...timing].map(([k, t]) => `${k}=${(t / questions.length).toFixed(1)}`).join(' '),
+      );
+    }
+  } finally {
+    await m.close();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});

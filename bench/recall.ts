@@ -1,0 +1,207 @@
+/**
+ * Recall benchmark on real data (not a test): `npm run bench:recall -- --format locomo
+ * --dataset ../shared/data/locomo10.json`. Ingests the dataset through storeTurns (one user
+ * per conversation, one Mnemograph conversation per session, sessions in order, each turn
+ * with its speaker and session timestamp), asks every question through remember() with
+ * three systems side by side on the same stored data (hybrid = our default recall, bm25 =
+ * full-text only, vector = vector only), and writes bench/results/recall-<dataset>.json.
+ *
+ * `--format latency --turns 100000` instead measures remember() at scale for one user,
+ * next to a bare Neo4j vector query and a bare full-text query on the same data.
+ *
+ * Embeddings come from the configured embedder through an on-disk cache (bench/cache),
+ * keyed by the text's sha256: reruns skip the slow offline model, results are unchanged.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Command } from 'commander';
+import cliProgress from 'cli-progress';
+import { loadConfig } from '../src/config';
+import { createMnemograph, type Mnemograph } from '../src/container';
+import { createEmbedder } from '../src/embedding';
+import type { Techniques } from '../src/retrieval';
+import { CachingEmbedder } from './recall-embedding-cache';
+import { loadLocomo, loadLongMemEval, turnKey, type BenchDataset } from './recall-datasets';
+import { average, percentiles, publishedSessionRecall, scoreQuestion, type QuestionScores } from './recall-metrics';
+import { deleteUsers } from './recall-cleanup';
+import { runLatency } from './recall-latency';
+
+const ROOT = resolve(__dirname, '..');
+
+/** The three systems; baselines switch every other technique off. */
+export const SYSTEMS: Record<string, Techniques> = {
+  hybrid: {},
+  bm25: { vector: false, neighbours: false, speakerBoost: false, recency: false, selfQuery: 'off', diversityCap: 0, queryExpansion: 'off', hyde: false, rerank: false },
+  vector: { fulltext: false, neighbours: false, speakerBoost: false, recency: false, selfQuery: 'off', diversityCap: 0, queryExpansion: 'off', hyde: false, rerank: false },
+};
+
+interface Options {
+  format: 'locomo' | 'longmemeval' | 'latency';
+  dataset?: string;
+  systems: string;
+  depth: string;
+  limit?: string;
+  keep?: boolean;
+  out?: string;
+  turns: string;
+  queries: string;
+}
+
+async function main(): Promise<void> {
+  const opts = new Command()
+    .option('--format <format>', 'locomo | longmemeval | latency', 'locomo')
+    .option('--dataset <file>', 'dataset file', '../shared/data/locomo10.json')
+    .option('--systems <list>', 'systems to run', 'hybrid,bm25,vector')
+    .option('--depth <n>', 'turns asked of remember() per question (sessions are ranked from these)', '50')
+    .option('--limit <n>', 'only the first n questions (quick runs)')
+    .option('--keep', 'keep the ingested users instead of deleting them afterwards')
+    .option('--out <file>', 'result file (default bench/results/recall-<dataset>.json)')
+    .option('--turns <n>', 'latency: stored turns for the one user', '100000')
+    .option('--queries <n>', 'latency: queries measured', '300')
+    .parse()
+    .opts<Options>();
+
+  const config = loadConfig({ ...process.env, EMBEDDING_MODE: 'inline', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
+  const embedder = new CachingEmbedder(createEmbedder(config.embedding), join(ROOT, 'bench/cache', `embeddings-${config.embedding.provider}-${config.embedding.model}.bin`));
+  const m = await createMnemograph(config, { embedder, backgroundEmbedding: false });
+  try {
+    if (opts.format === 'latency') {
+      const result = await runLatency(m, embedder, { turns: Number(opts.turns), queries: Number(opts.queries), keep: opts.keep === true });
+      write(opts.out ?? join(ROOT, 'bench/results/recall-latency.json'), result);
+      return;
+    }
+    const dataset = opts.format === 'locomo' ? loadLocomo(resolve(opts.dataset!)) : loadLongMemEval(resolve(opts.dataset!));
+    const result = await runRecall(m, dataset, {
+      systems: opts.systems.split(',').map((s) => s.trim()),
+      depth: Number(opts.depth),
+      limit: opts.limit ? Number(opts.limit) : undefined,
+      keep: opts.keep === true,
+    });
+    result.embedding_cache = { hits: embedder.hits, misses: embedder.misses };
+    write(opts.out ?? join(ROOT, `bench/results/recall-${dataset.name}.json`), result);
+    printTable(result);
+  } finally {
+    await m.close();
+  }
+}
+
+interface RecallResult {
+  dataset: string;
+  systems: Record<string, { overall: Record<string, unknown>; by_category: Record<string, Record<string, number>> }>;
+  published_protocol?: Record<string, { session_recall_at_10: number; n: number }>;
+  setup: Record<string, unknown>;
+  embedding_cache?: { hits: number; misses: number };
+}
+
+export async function runRecall(
+  m: Mnemograph,
+  ds: BenchDataset,
+  opts: { systems: string[]; depth: number; limit?: number; keep: boolean; quiet?: boolean },
+): Promise<RecallResult> {
+  const run = `rb${Date.now().toString(36)}`;
+  const userOf = (convKey: string) => `${run}-${convKey}`;
+  const bars = opts.quiet ? undefined : new cliProgress.MultiBar({ format: '{stage} |{bar}| {value}/{total} {eta_formatted}', hideCursor: true, noTTYOutput: true, notTTYSchedule: 5_000 }, cliProgress.Presets.shades_classic);
+
+  // Ingest: one storeTurns call per session, sessions in order; the turn's timestamp is the
+  // session's (plus its position in seconds, so order within a session is kept).
+  const totalTurns = ds.conversations.reduce((n, c) => n + c.sessions.reduce((k, s) => k + s.turns.length, 0), 0);
+  const ingestBar = bars?.create(totalTurns, 0, { stage: 'ingest ' });
+  const t0 = performance.now();
+  for (const conv of ds.conversations) {
+    for (const session of conv.sessions) {
+      if (session.turns.length === 0) continue;
+      const base = Date.parse(session.date);
+      await m.memory.storeTurns(
+        session.turns.map((t, i) => ({
+          userId: userOf(conv.key),
+          conversationId: `${run}-${session.key}`,
+          index: i,
+          role: t.role,
+          content: t.content,
+          timestamp: new Date(base + i * 1000).toISOString(),
+          metadata: { speaker: t.speaker, sessionId: session.key, source: `bench-${ds.name}` },
+        })),
+      );
+      ingestBar?.increment(session.turns.length);
+    }
+  }
+  const ingestSeconds = (performance.now() - t0) / 1000;
+
+  // The moment questions are asked: the record's own date, or a day after the conversation.
+  const lastDate = new Map(ds.conversations.map((c) => [c.key, c.sessions[c.sessions.length - 1]?.date ?? new Date().toISOString()]));
+  const questions = ds.questions.slice(0, opts.limit ?? ds.questions.length);
+  const queryBar = bars?.create(questions.length * opts.systems.length, 0, { stage: 'recall ' });
+  const perSystem = new Map<string, { scores: Array<{ cat: string; s: QuestionScores }>; published: number[]; ms: number[] }>();
+  for (const name of opts.systems) perSystem.set(name, { scores: [], published: [], ms: [] });
+  const runPrefix = `${run}-`;
+  for (const q of questions) {
+    const asOf = q.askedAt ?? new Date(Date.parse(lastDate.get(q.conversationKey)!) + 86_400_000).toISOString();
+    for (const name of opts.systems) {
+      const techniques = SYSTEMS[name];
+      if (!techniques) throw new Error(`unknown system ${name}; use ${Object.keys(SYSTEMS).join(', ')}`);
+      const start = performance.now();
+      const bundle = await m.memory.remember({ userId: userOf(q.conversationKey), query: q.question, topK: opts.depth, asOf, techniques });
+      const ms = performance.now() - start;
+      const ranked = bundle.turns.map((t) => turnKey(t.turn.conversationId.slice(runPrefix.length), t.turn.index));
+      const acc = perSystem.get(name)!;
+      acc.ms.push(ms);
+      if (q.scored) acc.scores.push({ cat: q.category, s: scoreQuestion(ranked, q.goldTurns, q.goldSessions) });
+      if (q.publishedGoldSessions) acc.published.push(publishedSessionRecall(ranked, q.publishedGoldSessions));
+      queryBar?.increment();
+    }
+  }
+  bars?.stop();
+
+  const result: RecallResult = { dataset: ds.name, systems: {}, setup: {} };
+  for (const [name, acc] of perSystem) {
+    const byCat = new Map<string, QuestionScores[]>();
+    for (const { cat, s } of acc.scores) byCat.set(cat, [...(byCat.get(cat) ?? []), s]);
+    result.systems[name] = {
+      overall: { ...average(acc.scores.map((x) => x.s)), remember_ms: percentiles(acc.ms) },
+      by_category: Object.fromEntries([...byCat].sort(([a], [b]) => a.localeCompare(b)).map(([cat, s]) => [cat, average(s)])),
+    };
+    if (ds.name === 'locomo') {
+      result.published_protocol ??= {};
+      result.published_protocol[name] = { session_recall_at_10: Math.round((acc.published.reduce((a, b) => a + b, 0) / Math.max(1, acc.published.length)) * 10_000) / 10_000, n: acc.published.length };
+    }
+  }
+  result.setup = {
+    conversations: ds.conversations.length,
+    turns: totalTurns,
+    questions_asked: questions.length,
+    depth: opts.depth,
+    ingest_seconds: Math.round(ingestSeconds * 10) / 10,
+    recall_settings: m.config.recall,
+    embedding: `${m.embedder.provider}/${m.embedder.model}`,
+    run,
+  };
+  await m.reinforcer.flush();
+  if (!opts.keep) await deleteUsers(m, ds.conversations.map((c) => userOf(c.key)));
+  return result;
+}
+
+function write(file: string, result: unknown): void {
+  mkdirSync(resolve(file, '..'), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+  console.log(`wrote ${file}`);
+}
+
+function printTable(r: RecallResult): void {
+  const cols = ['turn_recall_at_5', 'turn_recall_at_10', 'hit_at_10', 'ndcg_at_10', 'mrr', 'session_recall_at_10', 'session_any_at_5', 'session_any_at_10'];
+  const rows: string[] = [`| system | scope | n | ${cols.join(' | ')} |`, `|${' --- |'.repeat(cols.length + 3)}`];
+  for (const [name, s] of Object.entries(r.systems)) {
+    const line = (scope: string, m: Record<string, unknown>) => `| ${name} | ${scope} | ${String(m.n)} | ${cols.map((c) => (typeof m[c] === 'number' ? (m[c] as number).toFixed(3) : '-')).join(' | ')} |`;
+    rows.push(line('overall', s.overall));
+    for (const [cat, m] of Object.entries(s.by_category)) rows.push(line(`cat ${cat}`, m));
+  }
+  console.log(rows.join('\n'));
+  for (const [name, s] of Object.entries(r.systems)) console.log(`${name}: remember_ms ${JSON.stringify(s.overall.remember_ms)}`);
+  if (r.published_protocol) console.log(`published_protocol session_recall_at_10: ${JSON.stringify(r.published_protocol)}`);
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,212 @@
+import { randomUUID } from 'node:crypto';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { rateLimit } from 'express-rate-limit';
+import type { Mnemograph } from '../container';
+import { ValidationError } from '../errors';
+import type { Logger } from '../infra/logger';
+import { parseInput } from '../schemas';
+import { PgTenantStore, TenantNamespace, UserDataStore, type Principal } from '../tenancy';
+import { pathParams, usesQuery, type Route, type RouteContext } from './contract';
+import { HttpError, toHttpError } from './errors';
+import { checkReadiness } from './health';
+import { ApiMetrics } from './metrics';
+import { buildOpenApi, type OpenApiDocument } from './openapi';
+import { RedisRateLimitStore } from './rate-limit';
+import { ROUTES } from './routes';
+
+export interface ApiOptions {
+  /** Routes to serve (default: every route of the table whose facade method exists). */
+  routes?: readonly Route[];
+  /** Extra handlers mounted under /v1 after authentication (the MCP endpoint). */
+  mount?: (v1: express.Router, helpers: ApiHelpers) => void;
+  /** Readiness probe timeout. */
+  readyTimeoutMs?: number;
+}
+
+/** What mounted endpoints need to act for the caller's tenant. */
+export interface ApiHelpers {
+  context: RouteContext;
+  tenants: PgTenantStore;
+  principal(res: Response): Principal;
+}
+
+export interface ApiApp {
+  app: express.Express;
+  metrics: ApiMetrics;
+  tenants: PgTenantStore;
+  users: UserDataStore;
+  openapi: OpenApiDocument;
+  routes: readonly Route[];
+  close(): void;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
+
+/**
+ * Builds the HTTP API over a running Mnemograph: request ids, structured request logs,
+ * metrics, health and readiness, API-key auth with tenant namespacing, per-key rate
+ * limiting, the route table, and one error handler that maps every error to
+ * `{error: {code, message, details}}`.
+ */
+export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
+  const routes = (opts.routes ?? ROUTES).filter((r) => !r.available || r.available(m.memory));
+  const tenants = new PgTenantStore(m.pg.primary, m.config.api.keyCacheSeconds);
+  const users = new UserDataStore(m.neo4j, m.pg.primary, m.redis, m.working, () => m.audit.flush());
+  const metrics = new ApiMetrics(m.neo4j, m.pg.replica, m.log);
+  const openapi = buildOpenApi(routes, '0.1.0');
+  const context: RouteContext = { memory: m.memory, users };
+  const log = m.log.child({ subsystem: 'api' });
+  const limiterStore = new RedisRateLimitStore(m.redis);
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use(requestContext(log, metrics));
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const r = await checkReadiness({ driver: m.driver, database: m.config.neo4j.database, pg: m.pg.primary, redis: m.redis }, opts.readyTimeoutMs);
+    res.status(r.ready ? 200 : 503).json(r);
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+  app.get('/v1/openapi.json', (_req, res) => {
+    res.json(openapi);
+  });
+
+  const v1 = express.Router();
+  v1.use(authenticate(tenants));
+  v1.use(
+    rateLimit({
+      windowMs: 60_000,
+      limit: m.config.api.rateLimitPerMinute,
+      standardHeaders: 'draft-7',
+      legacyHeaders: false,
+      store: limiterStore,
+      keyGenerator: (_req, res) => principalOf(res).keyId,
+      handler: (_req, _res, next, options) =>
+        next(new HttpError(429, 'RATE_LIMITED', `this API key made more than ${String(options.limit)} requests in a minute; retry after the Retry-After header`, { limit: options.limit })),
+    }),
+  );
+  v1.use(requireJsonBody);
+  v1.use(express.json({ limit: m.config.api.bodyLimit, strict: true }));
+  for (const r of routes) v1[r.method](r.path.replace(/^\/v1/, ''), handle(r, context, tenants, metrics));
+  opts.mount?.(v1, { context, tenants, principal: principalOf });
+  v1.use((req: Request, _res: Response, next: NextFunction) => {
+    const allowed = routes.filter((r) => pathRegex(r.path).test(`/v1${req.path}`)).map((r) => r.method.toUpperCase());
+    next(
+      allowed.length > 0
+        ? new HttpError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allowed.join(', ')}`, { allowed })
+        : new HttpError(404, 'ROUTE_NOT_FOUND', `no route ${req.method} /v1${req.path}; see /v1/openapi.json`),
+    );
+  });
+  app.use('/v1', v1);
+  app.use((req: Request, _res: Response, next: NextFunction) => next(new HttpError(404, 'ROUTE_NOT_FOUND', `no route ${req.method} ${req.path}; see /v1/openapi.json`)));
+  app.use(errorHandler(log));
+
+  return { app, metrics, tenants, users, openapi, routes, close: () => limiterStore.shutdown() };
+}
+
+/** Runs one route: validate, check tenant ownership, namespace, call, un-namespace. */
+function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, metrics: ApiMetrics): RequestHandler {
+  const params = pathParams(r.path);
+  return async (req, res) => {
+    const source: unknown = usesQuery(r.method) ? req.query : req.body;
+    if (source === null || typeof source !== 'object' || Array.isArray(source)) {
+      throw new ValidationError(`invalid ${r.id} request: the body must be a JSON object`, { issues: [{ path: '(root)', message: 'expected an object' }] });
+    }
+    const raw: Record<string, unknown> = { ...(source as Record<string, unknown>) };
+    for (const p of params) raw[p] = req.params[p];
+    const input = parseInput(r.input, raw, `${r.id} request`);
+
+    const principal = principalOf(res);
+    const ns = new TenantNamespace(principal.tenantId);
+    const userIds = TenantNamespace.userIds(input);
+    if (r.access === 'claim') await tenants.registerUsers(principal.tenantId, userIds);
+    else for (const u of userIds) await tenants.requireUser(principal.tenantId, u);
+
+    const t0 = performance.now();
+    let outcome = 'error';
+    try {
+      const result = await r.handler(ns.mapIn(input), ctx);
+      outcome = 'ok';
+      if (r.access === 'erase') for (const u of userIds) await tenants.unregisterUser(principal.tenantId, u);
+      if (r.id === 'getContextValue') metrics.workingLookups.inc({ result: 'hit' });
+      if (r.id === 'remember') metrics.observeRecall(result);
+      res.status(r.status).json(ns.mapOut(result));
+    } catch (err) {
+      if (r.id === 'getContextValue' && (err as { code?: string }).code === 'NOT_FOUND') metrics.workingLookups.inc({ result: 'miss' });
+      throw err;
+    } finally {
+      metrics.operationDuration.observe({ operation: r.id, outcome }, (performance.now() - t0) / 1000);
+    }
+  };
+}
+
+/** Request id (caller's X-Request-Id when sane), a child logger, and one log line + metric per request. */
+function requestContext(log: Logger, metrics: ApiMetrics): RequestHandler {
+  return (req, res, next) => {
+    const given = req.get('x-request-id');
+    const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
+    res.locals.requestId = requestId;
+    res.setHeader('X-Request-Id', requestId);
+    const t0 = performance.now();
+    res.on('finish', () => {
+      const ms = performance.now() - t0;
+      const routePath = (req.route as { path?: string } | undefined)?.path;
+      // Only route templates become labels: raw paths of unmatched requests would grow the series without bound.
+      const template = routePath ? `${req.baseUrl}${routePath}` : 'unmatched';
+      metrics.httpDuration.observe({ method: req.method, route: template, status: String(res.statusCode) }, ms / 1000);
+      const p = res.locals.principal as Principal | undefined;
+      log[res.statusCode >= 500 ? 'error' : 'info'](
+        { reqId: requestId, method: req.method, route: template, url: req.originalUrl.split('?')[0], status: res.statusCode, ms: Math.round(ms * 10) / 10, tenant: p?.tenantId, keyId: p?.keyId },
+        'request',
+      );
+    });
+    next();
+  };
+}
+
+function authenticate(tenants: PgTenantStore): RequestHandler {
+  return async (req, res, next) => {
+    const header = req.get('authorization');
+    const key = header?.startsWith('Bearer ') ? header.slice(7).trim() : req.get('x-api-key')?.trim();
+    if (!key) throw new HttpError(401, 'UNAUTHENTICATED', 'send an API key as "Authorization: Bearer <key>" (create one with `mnemograph keys create --tenant <id>`)');
+    const principal = await tenants.verify(key);
+    if (!principal) throw new HttpError(401, 'INVALID_API_KEY', 'the API key is unknown or revoked');
+    res.locals.principal = principal;
+    next();
+  };
+}
+
+const requireJsonBody: RequestHandler = (req, _res, next) => {
+  if ((req.method === 'POST' || req.method === 'PUT') && !req.is('application/json') && req.path !== '/mcp') {
+    throw new HttpError(415, 'UNSUPPORTED_MEDIA_TYPE', 'send the request body as JSON with Content-Type: application/json');
+  }
+  next();
+};
+
+function principalOf(res: Response): Principal {
+  const p = res.locals.principal as Principal | undefined;
+  if (!p) throw new HttpError(401, 'UNAUTHENTICATED', 'no API key on this request');
+  return p;
+}
+
+function pathRegex(path: string): RegExp {
+  return new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z]+/g, '[^/]+')}/?$`);
+}
+
+function errorHandler(log: Logger) {
+  return (err: unknown, _req: Request, res: Response, next: NextFunction): void => {
+    if (res.headersSent) return next(err);
+    const requestId = String(res.locals.requestId ?? '');
+    const { status, body, internal } = toHttpError(err, requestId);
+    if (internal) log.error({ reqId: requestId, err }, 'request failed');
+    else if (status >= 500) log.warn({ reqId: requestId, code: body.error.code, msg: body.error.message }, 'store unavailable');
+    if (status === 405) res.setHeader('Allow', ((body.error.details.allowed as string[] | undefined) ?? []).join(', '));
+    res.status(status).json(body);
+  };
+}

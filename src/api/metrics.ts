@@ -1,0 +1,203 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CypherRunner } from '../infra/neo4j';
+import type { Logger } from '../infra/logger';
+import type { Queryable } from '../infra/postgres';
+
+const TAG = { subsystem: 'metrics', op: 'collect' };
+// -> {label, n}: nodes per label from the count store (O(1) per label)
+const LABELS = 'CALL db.labels() YIELD label RETURN label';
+// -> {type}
+const REL_TYPES = 'CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType AS type';
+// -> {n}: turns still waiting for an embedding (range index on embedding_pending)
+const EMBEDDING_BACKLOG = 'MATCH (t:Turn) WHERE t.embedding_pending = true RETURN count(t) AS n';
+
+// -> {oldest}: last activity of the oldest conversation with turns not yet consolidated (scan; cached)
+const CONSOLIDATION_BACKLOG = `MATCH (c:Conversation) WHERE c.consolidated IS NULL OR coalesce(c.consolidated_through, -1) < c.turn_count - 1
+  RETURN toString(min(c.last_turn_at)) AS oldest, count(c) AS n`;
+// -> {job, stat, total}: numeric counters of job runs finished in the last 24 h (decay, promotion, ...)
+const JOB_COUNTS_24H = `SELECT job, key AS stat, sum(value::numeric) AS total
+  FROM worker_job_runs, jsonb_each_text(stats)
+  WHERE finished_at > now() - interval '24 hours' AND jsonb_typeof(stats -> key) = 'number'
+  GROUP BY job, key`;
+// -> {job, age}: seconds since each job last succeeded
+const JOB_LAST_SUCCESS = `SELECT job, extract(epoch FROM now() - max(finished_at)) AS age FROM worker_job_runs WHERE status = 'succeeded' GROUP BY job`;
+
+const SAFE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The Prometheus metrics of one API instance, in its own registry (several apps in one
+ * process, as in tests, never collide). Graph gauges are read from Neo4j's count store at
+ * scrape time and cached for `graphCacheMs`, so scraping stays cheap.
+ */
+export class ApiMetrics {
+  readonly registry = new Registry();
+  readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  readonly operationDuration: Histogram<'operation' | 'outcome'>;
+  readonly workingLookups: Counter<'result'>;
+  readonly recallResults: Histogram<'technique'>;
+  readonly recallStage: Histogram<'stage'>;
+  private graph: { at: number; nodes: Map<string, number>; rels: Map<string, number>; backlog: number; consolidation: { lagSeconds: number; conversations: number } } | undefined;
+  private jobs: { at: number; counts: Array<{ job: string; stat: string; total: number }>; ages: Array<{ job: string; age: number }> } | undefined;
+
+  constructor(
+    private readonly neo4j: CypherRunner,
+    private readonly pg: Queryable,
+    private readonly log: Logger,
+    private readonly graphCacheMs = 30_000,
+  ) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'mnemograph_process_' });
+    this.httpDuration = new Histogram({
+      name: 'mnemograph_http_request_duration_seconds',
+      help: 'HTTP request latency by route template and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.operationDuration = new Histogram({
+      name: 'mnemograph_operation_duration_seconds',
+      help: 'latency of facade operations (storeTurn, remember, ...) as served by the API',
+      labelNames: ['operation', 'outcome'],
+      buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    });
+    this.workingLookups = new Counter({
+      name: 'mnemograph_working_memory_lookups_total',
+      help: 'working-memory context reads by result (hit rate = hit / total)',
+      labelNames: ['result'],
+      registers,
+    });
+    this.recallResults = new Histogram({
+      name: 'mnemograph_recall_results',
+      help: 'results contributed per recall technique (vector, fulltext, graph, ...)',
+      labelNames: ['technique'],
+      buckets: [0, 1, 2, 5, 10, 20, 50],
+      registers,
+    });
+    this.recallStage = new Histogram({
+      name: 'mnemograph_recall_stage_seconds',
+      help: 'time per recall stage (embed, fulltext, vector, fuse, ...) as reported by remember()',
+      labelNames: ['stage'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5],
+      registers,
+    });
+    const self = this;
+    new Gauge({
+      name: 'mnemograph_consolidation_lag_seconds',
+      help: 'age of the oldest conversation activity not yet consolidated (0 when none waits)',
+      registers,
+      async collect() {
+        const g = await self.graphCounts();
+        if (g) this.set(g.consolidation.lagSeconds);
+      },
+    });
+    new Gauge({
+      name: 'mnemograph_consolidation_backlog',
+      help: 'conversations with turns not yet consolidated',
+      registers,
+      async collect() {
+        const g = await self.graphCounts();
+        if (g) this.set(g.consolidation.conversations);
+      },
+    });
+    new Gauge({
+      name: 'mnemograph_job_items_24h',
+      help: 'counters reported by worker jobs in the last 24 h, e.g. job="decay" (decayed facts), job="promote" (promotions)',
+      labelNames: ['job', 'stat'],
+      registers,
+      async collect() {
+        const j = await self.jobStats();
+        this.reset();
+        for (const c of j?.counts ?? []) this.set({ job: c.job, stat: c.stat }, c.total);
+      },
+    });
+    new Gauge({
+      name: 'mnemograph_job_last_success_age_seconds',
+      help: 'seconds since each worker job last succeeded',
+      labelNames: ['job'],
+      registers,
+      async collect() {
+        const j = await self.jobStats();
+        this.reset();
+        for (const a of j?.ages ?? []) this.set({ job: a.job }, a.age);
+      },
+    });
+    new Gauge({
+      name: 'mnemograph_graph_nodes',
+      help: 'Neo4j nodes per label',
+      labelNames: ['label'],
+      registers,
+      async collect() {
+        const g = await self.graphCounts();
+        this.reset();
+        for (const [label, n] of g?.nodes ?? []) this.set({ label }, n);
+      },
+    });
+    new Gauge({
+      name: 'mnemograph_graph_relationships',
+      help: 'Neo4j relationships per type',
+      labelNames: ['type'],
+      registers,
+      async collect() {
+        const g = await self.graphCounts();
+        this.reset();
+        for (const [type, n] of g?.rels ?? []) this.set({ type }, n);
+      },
+    });
+    new Gauge({
+      name: 'mnemograph_embedding_backlog',
+      help: 'turns stored but not yet embedded (deferred embedding mode)',
+      registers,
+      async collect() {
+        const g = await self.graphCounts();
+        if (g) this.set(g.backlog);
+      },
+    });
+  }
+
+  /** Counts from Neo4j, cached; undefined while Neo4j is unreachable (the scrape still succeeds). */
+  private async graphCounts() {
+    if (this.graph && Date.now() - this.graph.at < this.graphCacheMs) return this.graph;
+    try {
+      const nodes = new Map<string, number>();
+      for (const { label } of await this.neo4j.read<{ label: string }>(LABELS, {}, TAG)) {
+        if (!SAFE.test(label)) continue;
+        nodes.set(label, (await this.neo4j.read<{ n: number }>(`MATCH (n:\`${label}\`) RETURN count(n) AS n`, {}, TAG))[0]?.n ?? 0);
+      }
+      const rels = new Map<string, number>();
+      for (const { type } of await this.neo4j.read<{ type: string }>(REL_TYPES, {}, TAG)) {
+        if (!SAFE.test(type)) continue;
+        rels.set(type, (await this.neo4j.read<{ n: number }>(`MATCH ()-[r:\`${type}\`]->() RETURN count(r) AS n`, {}, TAG))[0]?.n ?? 0);
+      }
+      const backlog = (await this.neo4j.read<{ n: number }>(EMBEDDING_BACKLOG, {}, TAG))[0]?.n ?? 0;
+      const c = (await this.neo4j.read<{ oldest: string | null; n: number }>(CONSOLIDATION_BACKLOG, {}, TAG))[0];
+      const lagSeconds = c?.oldest ? Math.max(0, (Date.now() - Date.parse(c.oldest)) / 1000) : 0;
+      this.graph = { at: Date.now(), nodes, rels, backlog, consolidation: { lagSeconds, conversations: c?.n ?? 0 } };
+    } catch (err) {
+      this.log.warn({ subsystem: 'api', err: (err as Error).message }, 'metrics: graph counts unavailable');
+    }
+    return this.graph;
+  }
+
+  private async jobStats() {
+    if (this.jobs && Date.now() - this.jobs.at < this.graphCacheMs) return this.jobs;
+    try {
+      const counts = (await this.pg.query<{ job: string; stat: string; total: string }>(JOB_COUNTS_24H)).rows.map((r) => ({ job: r.job, stat: r.stat, total: Number(r.total) }));
+      const ages = (await this.pg.query<{ job: string; age: string }>(JOB_LAST_SUCCESS)).rows.map((r) => ({ job: r.job, age: Number(r.age) }));
+      this.jobs = { at: Date.now(), counts, ages };
+    } catch (err) {
+      this.log.warn({ subsystem: 'api', err: (err as Error).message }, 'metrics: job counters unavailable');
+    }
+    return this.jobs;
+  }
+
+  /** Per-technique contributions and stage timings of one remember() answer. */
+  observeRecall(bundle: unknown): void {
+    const b = bundle as { turns?: Array<{ signals?: Record<string, unknown> }>; facts?: unknown[]; entities?: unknown[]; strategies?: unknown[]; goals?: unknown[]; timings?: Record<string, number> };
+    const perTechnique = new Map<string, number>();
+    for (const t of b.turns ?? []) for (const k of Object.keys(t.signals ?? {})) perTechnique.set(k, (perTechnique.get(k) ?? 0) + 1);
+    for (const kind of ['facts', 'entities', 'strategies', 'goals'] as const) perTechnique.set(kind, b[kind]?.length ?? 0);
+    for (const [technique, n] of perTechnique) this.recallResults.observe({ technique }, n);
+    for (const [stage, ms] of Object.entries(b.timings ?? {})) if (typeof ms === 'number') this.recallStage.observe({ stage }, ms / 1000);
+  }
+}

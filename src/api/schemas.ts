@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { TurnRoleSchema } from '../episodic/contract';
+
+/**
+ * Response schemas. Requests are validated by the library's own input schemas; responses
+ * are described here for the OpenAPI document and the client's types, and the API tests
+ * check every response against them, so the document cannot drift from what is served.
+ */
+export const ErrorSchema = z
+  .object({
+    error: z.object({
+      code: z.string().describe('stable machine-readable code, e.g. VALIDATION_FAILED, NOT_FOUND, RATE_LIMITED'),
+      message: z.string().describe('what went wrong and how to fix it'),
+      details: z.record(z.string(), z.unknown()),
+      requestId: z.string().optional(),
+    }),
+  })
+  .meta({ id: 'Error' });
+
+const MetadataSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
+
+export const TurnSchema = z
+  .object({
+    id: z.string().describe('"<conversationId>:<index>"'),
+    userId: z.string(),
+    channel: z.string(),
+    conversationId: z.string(),
+    index: z.number().int(),
+    role: TurnRoleSchema,
+    content: z.string(),
+    timestamp: z.string(),
+    tokenCount: z.number().int(),
+    metadata: MetadataSchema,
+    embedded: z.boolean().describe('false until the background embedder has embedded it'),
+  })
+  .meta({ id: 'Turn' });
+
+export const StoreTurnResultSchema = z
+  .object({ turn: TurnSchema, created: z.boolean().describe('false when (conversationId, index) was already stored') })
+  .meta({ id: 'StoreTurnResult' });
+
+export const TurnsSchema = z.object({ turns: z.array(TurnSchema) });
+export const ScoredTurnsSchema = z.object({ results: z.array(z.object({ turn: TurnSchema, score: z.number() })) });
+
+export const OkSchema = z.object({ ok: z.literal(true) });
+
+export const WorkingTurnSchema = z.object({ id: z.string(), role: z.string(), content: z.string(), timestamp: z.string(), index: z.number().int() });
+export const SessionSnapshotSchema = z
+  .object({
+    recentTurns: z.array(WorkingTurnSchema),
+    context: z.record(z.string(), z.unknown()),
+    thoughts: z.array(z.object({ thought: z.string(), at: z.string() })),
+    activeGoal: z.object({ goalId: z.string(), description: z.string() }).nullable(),
+  })
+  .meta({ id: 'SessionSnapshot' });
+
+export const UserStatsSchema = z
+  .object({
+    userId: z.string(),
+    nodes: z.record(z.string(), z.number().int()).describe('the user\'s Neo4j nodes per label'),
+    rows: z.record(z.string(), z.number().int()).describe('the user\'s PostgreSQL rows per table'),
+    workingKeys: z.number().int().describe('live working-memory keys in Redis'),
+  })
+  .meta({ id: 'UserStats' });
+
+export const ErasureReportSchema = z
+  .object({
+    userId: z.string(),
+    nodesDeleted: z.number().int(),
+    rowsDeleted: z.record(z.string(), z.number().int()),
+    redisKeysDeleted: z.number().int(),
+    auditRowsDeleted: z.number().int(),
+  })
+  .meta({ id: 'ErasureReport' });

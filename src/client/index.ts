@@ -1,0 +1,211 @@
+import type { z } from 'zod';
+import { pathParams, usesQuery, type Route } from '../api/contract';
+import * as routes from '../api/routes';
+import { ConnectionError, MnemographApiError, errorFor } from './errors';
+
+export * from './errors';
+
+export type RouteInput<R extends Route> = z.input<R['input']>;
+export type RouteOutput<R extends Route> = z.output<R['output']>;
+type In<K extends keyof typeof routes> = (typeof routes)[K] extends Route ? RouteInput<(typeof routes)[K]> : never;
+type Out<K extends keyof typeof routes> = (typeof routes)[K] extends Route ? RouteOutput<(typeof routes)[K]> : never;
+
+export interface ClientOptions {
+  /** e.g. http://127.0.0.1:8080 */
+  baseUrl: string;
+  apiKey: string;
+  /** Retries on 429, 503 and refused connections (default 3). */
+  retries?: number;
+  /** First backoff delay; doubles per retry, with jitter, capped at 10 s (default 200 ms). */
+  backoffMs?: number;
+  /** Per-request timeout (default 30 s). */
+  timeoutMs?: number;
+}
+
+type SessionScope = { userId: string; conversationId: string; channel?: string };
+
+/**
+ * The typed client of the Mnemograph HTTP API, for any Node agent runtime. Methods mirror
+ * the AgentMemory facade; each is one call of the route table that also defines the
+ * server, so inputs and outputs are typed from the same zod schemas. Retries 429 and 503
+ * answers (honouring Retry-After) and refused connections with exponential backoff; other
+ * errors throw at once as typed MnemographApiError subclasses.
+ */
+export class MnemographClient {
+  private readonly base: string;
+  private readonly retries: number;
+  private readonly backoffMs: number;
+  private readonly timeoutMs: number;
+
+  constructor(private readonly opts: ClientOptions) {
+    this.base = opts.baseUrl.replace(/\/+$/, '');
+    this.retries = opts.retries ?? 3;
+    this.backoffMs = opts.backoffMs ?? 200;
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+  }
+
+  storeTurn = (input: In<'storeTurn'>): Promise<Out<'storeTurn'>> => this.call(routes.storeTurn, input);
+  storeTurns = async (turns: In<'storeTurns'>['turns']): Promise<Out<'storeTurns'>['results']> => (await this.call(routes.storeTurns, { turns })).results;
+  getConversation = async (userId: string, conversationId: string): Promise<Out<'getConversation'>['turns']> =>
+    (await this.call(routes.getConversation, { userId, conversationId })).turns;
+  getRecentTurns = async (query: In<'getRecentTurns'>): Promise<Out<'getRecentTurns'>['turns']> => (await this.call(routes.getRecentTurns, query)).turns;
+  vectorSearch = async (query: In<'vectorSearch'>): Promise<Out<'vectorSearch'>['results']> => (await this.call(routes.vectorSearch, query)).results;
+  userStats = (userId: string): Promise<Out<'userStats'>> => this.call(routes.userStats, { userId });
+  forgetUser = (userId: string): Promise<Out<'forgetUser'>> => this.call(routes.forgetUser, { userId });
+
+  // Recall, knowledge, procedural, goals, observations: same names and arguments as AgentMemory.
+  remember = (query: In<'remember'>): Promise<Out<'remember'>> => this.call(routes.remember, query);
+  /** remember() + formatContext() in one call: the prompt block ('' when nothing is relevant). */
+  recallContext = async (query: In<'recallContext'>): Promise<string> => (await this.call(routes.recallContext, query)).context;
+  upsertEntity = (input: In<'upsertEntity'>): Promise<Out<'upsertEntity'>> => this.call(routes.upsertEntity, input);
+  getEntity = async (userId: string, entityId: string): Promise<Out<'getEntity'> | null> => this.orNull(this.call(routes.getEntity, { userId, entityId }));
+  searchEntitiesText = async (query: In<'searchEntitiesText'>): Promise<Out<'searchEntitiesText'>['results']> => (await this.call(routes.searchEntitiesText, query)).results;
+  storeFact = (input: In<'storeFact'>): Promise<Out<'storeFact'>> => this.call(routes.storeFact, input);
+  searchFactsText = async (query: In<'searchFactsText'>): Promise<Out<'searchFactsText'>['results']> => (await this.call(routes.searchFactsText, query)).results;
+  addBlocker = (userId: string, goalId: string, blockerId: string): Promise<Out<'addBlocker'>> => this.call(routes.addBlocker, { userId, goalId, blockerId });
+  findEntitiesByName = async (query: In<'findEntitiesByName'>): Promise<Out<'findEntitiesByName'>['entities']> => (await this.call(routes.findEntitiesByName, query)).entities;
+  vectorSearchEntities = async (query: In<'vectorSearchEntities'>): Promise<Out<'vectorSearchEntities'>['results']> => (await this.call(routes.vectorSearchEntities, query)).results;
+  getEntityGraph = (query: In<'getEntityGraph'>): Promise<Out<'getEntityGraph'>> => this.call(routes.getEntityGraph, query);
+  getEntityTimeline = async (query: In<'getEntityTimeline'>): Promise<Out<'getEntityTimeline'>['entries']> => (await this.call(routes.getEntityTimeline, query)).entries;
+  deleteEntity = (userId: string, entityId: string): Promise<Out<'deleteEntity'>> => this.call(routes.deleteEntity, { userId, entityId });
+  createRelationship = (input: In<'createRelationship'>): Promise<Out<'createRelationship'>> => this.call(routes.createRelationship, input);
+  endRelationship = async (input: In<'endRelationship'>): Promise<Out<'endRelationship'>['relationships']> => (await this.call(routes.endRelationship, input)).relationships;
+  learnFact = (input: In<'learnFact'>): Promise<Out<'learnFact'>> => this.call(routes.learnFact, input);
+  getFact = async (userId: string, factId: string): Promise<Out<'getFact'> | null> => this.orNull(this.call(routes.getFact, { userId, factId }));
+  findFacts = async (query: In<'findFacts'>): Promise<Out<'findFacts'>['facts']> => (await this.call(routes.findFacts, query)).facts;
+  vectorSearchFacts = async (query: In<'vectorSearchFacts'>): Promise<Out<'vectorSearchFacts'>['results']> => (await this.call(routes.vectorSearchFacts, query)).results;
+  correctFact = (input: In<'correctFact'>): Promise<Out<'correctFact'>> => this.call(routes.correctFact, input);
+  confirmFact = (userId: string, factId: string): Promise<Out<'confirmFact'>> => this.call(routes.confirmFact, { userId, factId });
+  retractFact = (userId: string, factId: string, reason?: string): Promise<Out<'retractFact'>> => this.call(routes.retractFact, { userId, factId, reason });
+  promoteToGlobal = (input: In<'promoteToGlobal'>): Promise<Out<'promoteToGlobal'>> => this.call(routes.promoteToGlobal, input);
+  recordInvocation = (input: In<'recordInvocation'>): Promise<Out<'recordInvocation'>> => this.call(routes.recordInvocation, input);
+  getInvocations = async (userId: string, conversationId: string): Promise<Out<'getInvocations'>['invocations']> =>
+    (await this.call(routes.getInvocations, { userId, conversationId })).invocations;
+  getToolStats = async (query: In<'getToolStats'>): Promise<Out<'getToolStats'>['tools']> => (await this.call(routes.getToolStats, query)).tools;
+  learnStrategy = (input: In<'learnStrategy'>): Promise<Out<'learnStrategy'>> => this.call(routes.learnStrategy, input);
+  findStrategies = async (query: In<'findStrategies'>): Promise<Out<'findStrategies'>['results']> => (await this.call(routes.findStrategies, query)).results;
+  getStrategy = async (userId: string, strategyId: string): Promise<Out<'getStrategy'> | null> => this.orNull(this.call(routes.getStrategy, { userId, strategyId }));
+  reinforceStrategy = (userId: string, strategyId: string, success: boolean): Promise<Out<'reinforceStrategy'>> => this.call(routes.reinforceStrategy, { userId, strategyId, success });
+  addGoal = (input: In<'addGoal'>): Promise<Out<'addGoal'>> => this.call(routes.addGoal, input);
+  getGoal = async (userId: string, goalId: string): Promise<Out<'getGoal'> | null> => this.orNull(this.call(routes.getGoal, { userId, goalId }));
+  completeGoal = (input: In<'completeGoal'>): Promise<Out<'completeGoal'>> => this.call(routes.completeGoal, input);
+  listActiveGoals = async (query: In<'listActiveGoals'>): Promise<Out<'listActiveGoals'>['goals']> => (await this.call(routes.listActiveGoals, query)).goals;
+  recordObservation = (userId: string, content: string, category: In<'recordObservation'>['category'], opts: Omit<In<'recordObservation'>, 'userId' | 'content' | 'category'> = {}): Promise<Out<'recordObservation'>> =>
+    this.call(routes.recordObservation, { userId, content, category, ...opts });
+  getUserProfile = (userId: string): Promise<Out<'getUserProfile'>> => this.call(routes.getUserProfile, { userId });
+  /** Consolidation now, for one user. */
+  consolidate = (userId: string): Promise<Out<'consolidateUser'>> => this.call(routes.consolidateUser, { userId });
+
+  /** Working memory of one session, as `AgentMemory.session(scope)`. */
+  session(scope: SessionScope) {
+    return {
+      snapshot: () => this.call(routes.getSession, scope),
+      recentTurns: async () => (await this.call(routes.getSession, scope)).recentTurns,
+      context: async () => (await this.call(routes.getSession, scope)).context,
+      thoughts: async () => (await this.call(routes.getSession, scope)).thoughts,
+      activeGoal: async () => (await this.call(routes.getSession, scope)).activeGoal,
+      set: async (key: string, value: unknown, ttlSeconds?: number) => {
+        await this.call(routes.setContextValue, { ...scope, key, value, ttlSeconds });
+      },
+      /** The value, or null when unset or expired. */
+      get: async (key: string): Promise<unknown> => {
+        try {
+          return (await this.call(routes.getContextValue, { ...scope, key })).value;
+        } catch (err) {
+          if (err instanceof MnemographApiError && err.status === 404 && err.code === 'NOT_FOUND' && err.details.what === 'context value') return null;
+          throw err;
+        }
+      },
+      delete: async (key: string) => {
+        await this.call(routes.deleteContextValue, { ...scope, key });
+      },
+      pushThought: async (thought: string) => {
+        await this.call(routes.pushThought, { ...scope, thought });
+      },
+      setActiveGoal: async (goal: { goalId: string; description: string }) => {
+        await this.call(routes.setActiveGoal, { ...scope, ...goal });
+      },
+      clear: async () => {
+        await this.call(routes.clearSession, scope);
+      },
+    };
+  }
+
+  /** Calls any route of the table (new operations are usable before they get a named method). */
+  async call<R extends Route>(route: R, input: RouteInput<R>): Promise<RouteOutput<R>> {
+    const { url, init } = this.request(route, input as Record<string, unknown>);
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      try {
+        res = await fetch(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
+      } catch (err) {
+        const refused = /ECONNREFUSED|ECONNRESET/.test(String((err as { cause?: { code?: string } }).cause?.code ?? ''));
+        if (refused && attempt < this.retries) {
+          await sleep(this.delay(attempt));
+          continue;
+        }
+        throw new ConnectionError(0, 'CONNECTION_FAILED', `cannot reach Mnemograph at ${this.base}: ${(err as Error).message}`);
+      }
+      if ((res.status === 429 || res.status === 503) && attempt < this.retries) {
+        const retryAfter = Number(res.headers.get('retry-after'));
+        await res.body?.cancel();
+        await sleep(Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter * 1000, 60_000) : this.delay(attempt));
+        continue;
+      }
+      const text = await res.text();
+      const body: unknown = text ? safeJson(text) : undefined;
+      if (!res.ok) {
+        const e = (body as { error?: { code?: string; message?: string; details?: Record<string, unknown>; requestId?: string } } | undefined)?.error;
+        throw errorFor(res.status, e?.code ?? `HTTP_${res.status}`, e?.message ?? (text.slice(0, 200) || res.statusText), e?.details ?? {}, e?.requestId ?? res.headers.get('x-request-id') ?? undefined);
+      }
+      return body as RouteOutput<R>;
+    }
+  }
+
+  /** Reads that the facade answers with null: a 404 NOT_FOUND of the object becomes null. */
+  private async orNull<T>(p: Promise<T>): Promise<T | null> {
+    try {
+      return await p;
+    } catch (err) {
+      if (err instanceof MnemographApiError && err.status === 404 && err.code === 'NOT_FOUND' && err.details.what !== 'user') return null;
+      throw err;
+    }
+  }
+
+  private request(route: Route, input: Record<string, unknown>): { url: string; init: RequestInit } {
+    const rest = { ...input };
+    let path = route.path;
+    for (const p of pathParams(route.path)) {
+      path = path.replace(`:${p}`, encodeURIComponent(String(rest[p] ?? '')));
+      delete rest[p];
+    }
+    const headers: Record<string, string> = { authorization: `Bearer ${this.opts.apiKey}`, accept: 'application/json' };
+    if (usesQuery(route.method)) {
+      const qs = new URLSearchParams();
+      for (const [k, v] of Object.entries(rest)) if (v !== undefined) qs.set(k, String(v));
+      const q = qs.toString();
+      return { url: `${this.base}${path}${q ? `?${q}` : ''}`, init: { method: route.method.toUpperCase(), headers } };
+    }
+    headers['content-type'] = 'application/json';
+    return { url: `${this.base}${path}`, init: { method: route.method.toUpperCase(), headers, body: JSON.stringify(rest) } };
+  }
+
+  private delay(attempt: number): number {
+    const d = Math.min(this.backoffMs * 2 ** attempt, 10_000);
+    return d / 2 + Math.random() * (d / 2);
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+export { routes };

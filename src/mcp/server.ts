@@ -1,0 +1,215 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import type { AgentMemory } from '../memory/agent-memory';
+import type { UserDataStore } from '../tenancy/user-data-store';
+import { MnemographError, errorMessage } from '../errors';
+
+/** Whose memory the tools act on: one user (already namespaced when behind a tenant) and channel. */
+export interface McpScope {
+  userId: string;
+  channel: string;
+  /** Conversation `store_turn` writes to when the call names none. */
+  conversationId?: string;
+  /** Maps internal ids in outputs back to the caller's terms (tenant namespace). */
+  present?: (id: string) => string;
+  /** Maps the caller's conversation id to the internal one (tenant namespace). */
+  conversation?: (id: string) => string;
+}
+
+export interface McpDeps {
+  memory: AgentMemory;
+  users?: UserDataStore;
+}
+
+/** Longest text a tool returns; agents complain of tools that flood the context. */
+const MAX_OUTPUT_CHARS = 6_000;
+const SNIPPET = 280;
+
+type ToolResult = { content: Array<{ type: 'text'; text: string }>; isError?: boolean };
+
+/**
+ * The MCP server of seed 004's agent tools plus store_turn and record_observation. A
+ * tool is registered only when the facade offers its operation, so the list never
+ * advertises what cannot run. Outputs are short text with ids the other tools take.
+ */
+export function createMcpServer(deps: McpDeps, scope: McpScope): McpServer {
+  const { memory } = deps;
+  const present = scope.present ?? ((id: string) => id);
+  const conv = scope.conversation ?? ((id: string) => id);
+  const server = new McpServer({ name: 'mnemograph', version: '0.1.0' }, { capabilities: { tools: {} } });
+  const has = (name: string) => typeof (memory as unknown as Record<string, unknown>)[name] === 'function';
+
+  server.registerTool(
+    'search_memory',
+    {
+      description:
+        'Search long-term memory about the user (facts, people and things, past conversation turns, goals). Call before answering anything that may depend on what the user said before. Returns short lines with ids usable by correct_fact / confirm_fact.',
+      inputSchema: { query: z.string().min(1).max(2_000).describe('what to look for, in natural language'), limit: z.number().int().min(1).max(20).default(5).describe('items per kind') },
+      annotations: { readOnlyHint: true },
+    },
+    (args) =>
+      run(async () => {
+        if (has('remember')) {
+          const b = await memory.remember({ userId: scope.userId, query: args.query, channels: [scope.channel], topK: args.limit });
+          const lines: string[] = [];
+          for (const f of b.facts) lines.push(`fact ${present(f.id)}: ${clip(f.text)}${conf(f.data)}`);
+          if (b.facts.length === 0 && has('vectorSearchFacts')) {
+            // Recall without a wired fact source still answers with facts: the agent's own remember_fact calls must be findable.
+            const facts = await memory.vectorSearchFacts({ userId: scope.userId, channels: [scope.channel], query: args.query, topK: args.limit });
+            for (const f of facts) lines.push(`fact ${present(f.fact.id)}: ${clip(f.fact.claim)} (${f.fact.confidence.toFixed(2)})`);
+          }
+          for (const e of b.entities) lines.push(`entity ${present(e.id)}: ${clip(e.text)}`);
+          for (const g of b.goals) lines.push(`goal ${present(g.id)}: ${clip(g.text)}`);
+          for (const s of b.strategies) lines.push(`strategy ${present(s.id)}: ${clip(s.text)}`);
+          for (const t of b.turns) lines.push(`turn ${present(t.turn.id)} ${t.turn.timestamp.slice(0, 10)} ${t.turn.role}: ${clip(t.turn.content)}`);
+          return lines.length ? lines.join('\n') : 'nothing found';
+        }
+        const hits = await memory.vectorSearch({ userId: scope.userId, query: args.query, channels: [scope.channel], topK: args.limit });
+        return hits.length ? hits.map((h) => `turn ${present(h.turn.id)} ${h.turn.timestamp.slice(0, 10)} ${h.turn.role}: ${clip(h.turn.content)}`).join('\n') : 'nothing found';
+      }),
+  );
+
+  server.registerTool(
+    'store_turn',
+    {
+      description: 'Save one conversation message to memory (the user\'s or yours). Use when the runtime does not already store every turn.',
+      inputSchema: {
+        role: z.enum(['user', 'assistant', 'system', 'tool']),
+        content: z.string().min(1).max(100_000),
+        conversationId: z.string().min(1).max(100).optional().describe('defaults to the session conversation'),
+      },
+    },
+    (args) =>
+      run(async () => {
+        const conversationId = args.conversationId ?? scope.conversationId;
+        if (!conversationId) throw new MnemographError('VALIDATION_FAILED', 'user', 'conversationId is required (no session conversation is configured)');
+        const r = await memory.storeTurn({ userId: scope.userId, channel: scope.channel, conversationId: conv(conversationId), role: args.role, content: args.content });
+        return `${r.created ? 'stored' : 'already stored'} turn ${present(r.turn.id)}`;
+      }),
+  );
+
+  if (deps.users) {
+    const users = deps.users;
+    server.registerTool(
+      'memory_stats',
+      { description: 'Counts of what memory holds for the user (turns, facts, entities, goals, ...).', inputSchema: {}, annotations: { readOnlyHint: true } },
+      () =>
+        run(async () => {
+          const s = await users.stats(scope.userId);
+          const parts = Object.entries({ ...s.nodes, ...s.rows }).map(([k, n]) => `${k}: ${n}`);
+          return parts.length ? parts.join(', ') : 'memory is empty';
+        }),
+    );
+  }
+
+  if (has('learnFact')) {
+    server.registerTool(
+      'remember_fact',
+      {
+        description: 'Explicitly save an important fact about the user or their world ("Anna is my sister"). Returns the fact id.',
+        inputSchema: { content: z.string().min(1).max(5_000).describe('the fact, as one short sentence'), confidence: z.number().min(0).max(1).default(1) },
+      },
+      (args) =>
+        run(async () => {
+          const r = await memory.learnFact({ userId: scope.userId, channel: scope.channel, claim: args.content, confidence: args.confidence, source: 'agent' });
+          return `${r.created ? 'saved' : 'already known'} fact ${present(r.fact.id)}`;
+        }),
+    );
+  }
+  if (has('correctFact')) {
+    server.registerTool(
+      'correct_fact',
+      {
+        description: 'Replace a wrong or outdated fact (find its id with search_memory first). The old fact is kept as history, no longer current.',
+        inputSchema: { factId: z.string().min(1).max(128), newContent: z.string().min(1).max(5_000) },
+      },
+      (args) =>
+        run(async () => {
+          const r = await memory.correctFact({ userId: scope.userId, factId: args.factId, claim: args.newContent });
+          return `fact ${present(r.oldFact.id)} replaced by ${present(r.newFact.id)}`;
+        }),
+    );
+  }
+  if (has('confirmFact')) {
+    server.registerTool(
+      'confirm_fact',
+      { description: 'Mark a fact as confirmed by the user: it is then never forgotten by decay.', inputSchema: { factId: z.string().min(1).max(128) } },
+      (args) =>
+        run(async () => {
+          const f = await memory.confirmFact(scope.userId, args.factId);
+          return `fact ${present(f.id)} confirmed`;
+        }),
+    );
+  }
+  if (has('getEntityGraph') && typeof memory.semantic?.findEntitiesByName === 'function') {
+    server.registerTool(
+      'get_entity_info',
+      {
+        description: 'Everything memory holds about one person, place, project or thing, by name or alias ("Project Alpha", "my boss").',
+        inputSchema: { name: z.string().min(1).max(200) },
+        annotations: { readOnlyHint: true },
+      },
+      (args) =>
+        run(async () => {
+          const found = await memory.semantic.findEntitiesByName({ userId: scope.userId, name: args.name, channels: [scope.channel] });
+          if (found.length === 0) return `no entity named "${args.name}"`;
+          const g = await memory.getEntityGraph({ userId: scope.userId, entityIds: found.slice(0, 3).map((e) => e.id), channels: [scope.channel], limit: 30 });
+          const name = new Map(g.entities.map((e) => [e.id, e.name]));
+          const lines = found.slice(0, 3).map((e) => `entity ${present(e.id)}: ${e.name} (${e.type})${e.aliases.length ? `, also ${e.aliases.join(', ')}` : ''}${e.description ? ` - ${clip(e.description)}` : ''}`);
+          for (const f of g.facts) lines.push(`fact ${present(f.id)}: ${clip(f.claim)} (${f.confidence.toFixed(2)})`);
+          for (const r of g.relationships) lines.push(`${name.get(r.sourceId) ?? r.sourceId} ${r.type} ${name.get(r.targetId) ?? r.targetId}`);
+          return lines.join('\n');
+        }),
+    );
+  }
+  if (has('consolidate')) {
+    server.registerTool(
+      'memory_consolidate',
+      {
+        description: 'Consolidate recent conversations and observations into facts now (normally runs in the background; use sparingly, it can take seconds).',
+        inputSchema: {},
+      },
+      () =>
+        run(async () => {
+          const r = await memory.consolidate({ userIds: [scope.userId] });
+          return `consolidation ${JSON.stringify(r).slice(0, 400)}`;
+        }),
+    );
+  }
+  if (has('recordObservation')) {
+    server.registerTool(
+      'record_observation',
+      {
+        description: 'Note something learned about the user ("prefers short answers"); it is folded into facts and the profile by consolidation.',
+        inputSchema: { content: z.string().min(1).max(10_000), category: z.enum(['fact', 'preference', 'project_details', 'correction']) },
+      },
+      (args) =>
+        run(async () => {
+          const r = await memory.recordObservation(scope.userId, args.content, args.category, { channel: scope.channel });
+          return `observation ${r.observation.id} ${r.created ? 'queued' : 'already queued'}`;
+        }),
+    );
+  }
+  return server;
+}
+
+/** Runs a tool body; typed errors become a short tool error the model can act on. */
+async function run(body: () => Promise<string>): Promise<ToolResult> {
+  try {
+    const text = await body();
+    return { content: [{ type: 'text', text: text.length > MAX_OUTPUT_CHARS ? `${text.slice(0, MAX_OUTPUT_CHARS)}\n…(truncated)` : text }] };
+  } catch (err) {
+    const msg = err instanceof MnemographError ? `${err.code}: ${err.message}` : `error: ${errorMessage(err)}`;
+    return { content: [{ type: 'text', text: msg }], isError: true };
+  }
+}
+
+function clip(s: string): string {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length > SNIPPET ? `${one.slice(0, SNIPPET)}…` : one;
+}
+
+function conf(data: Record<string, unknown> | undefined): string {
+  const c = data?.confidence;
+  return typeof c === 'number' ? ` (${c.toFixed(2)})` : '';
+}

@@ -1,0 +1,195 @@
+import { z } from 'zod';
+import type { Turn, TurnFilters } from '../episodic/contract';
+import { ChannelSchema, UserIdSchema } from '../schemas';
+
+/** Per-call switches of the recall techniques; unset keys fall back to the configuration. */
+export const TechniquesSchema = z
+  .object({
+    fulltext: z.boolean().optional(),
+    vector: z.boolean().optional(),
+    neighbours: z.boolean().optional(),
+    speakerBoost: z.boolean().optional(),
+    recency: z.boolean().optional(),
+    selfQuery: z.enum(['off', 'boost', 'filter']).optional(),
+    diversityCap: z.number().int().min(0).max(1000).optional(),
+    queryExpansion: z.enum(['off', 'feedback', 'llm']).optional(),
+    hyde: z.boolean().optional(),
+    rerank: z.boolean().optional(),
+  })
+  .strict();
+export type Techniques = z.output<typeof TechniquesSchema>;
+
+const IsoTime = z.iso.datetime({ offset: true });
+
+/** Input of `remember()`. */
+export const RecallQuerySchema = z
+  .object({
+    userId: UserIdSchema,
+    query: z.string().max(10_000).refine((s) => s.trim().length > 0, 'must not be empty'),
+    /** Active channels; `_global` is always added. */
+    channels: z.array(ChannelSchema).min(1).max(20).default(['_global']),
+    topK: z.number().int().min(1).max(200).default(10),
+    includeEpisodic: z.boolean().default(true),
+    includeFacts: z.boolean().default(true),
+    includeEntities: z.boolean().default(true),
+    includeStrategies: z.boolean().default(true),
+    includeGoals: z.boolean().default(true),
+    includeProfile: z.boolean().default(true),
+    /** Only memories of the last N hours. */
+    timeWindowHours: z.number().positive().max(24 * 365 * 100).optional(),
+    /** Narrow every source; all given keys must match. */
+    filters: z
+      .object({
+        source: z.string().min(1).max(200).optional(),
+        sessionId: z.string().min(1).max(200).optional(),
+        connectionId: z.string().min(1).max(200).optional(),
+        contextType: z.string().min(1).max(200).optional(),
+        since: IsoTime.optional(),
+        until: IsoTime.optional(),
+      })
+      .strict()
+      .optional(),
+    /** The moment relative expressions ("last week") are read against; default now. */
+    asOf: IsoTime.optional(),
+    techniques: TechniquesSchema.optional(),
+  })
+  .strict();
+export type RecallQuery = z.input<typeof RecallQuerySchema>;
+export type ParsedRecallQuery = z.output<typeof RecallQuerySchema>;
+
+/** Why an item was recalled: the signals that found it, with its rank (1-based) and raw score in each. */
+export type Signals = Record<string, { rank?: number; score?: number; note?: string }>;
+
+export interface RecalledTurn {
+  turn: Turn;
+  /** Final score after fusion and boosts (comparable within one bundle only). */
+  score: number;
+  signals: Signals;
+}
+
+export type RecallItemKind = 'fact' | 'entity' | 'strategy' | 'goal';
+
+/** A fact, entity, strategy or goal found by a RecallSource, in a source-neutral shape. */
+export interface RecallItem {
+  id: string;
+  kind: RecallItemKind;
+  channel: string;
+  /** The text shown in a prompt. */
+  text: string;
+  /** The source's own relevance, higher is better (only compared within the source). */
+  score: number;
+  timestamp?: string;
+  /** Facts: whether the fact holds now; drives the temporal boost (current 1.2x, past 0.7x). */
+  temporal?: 'current' | 'past' | 'future';
+  /** Related items reached by graph expansion (entities), depth-limited. */
+  related?: Array<{ id: string; text: string; relation: string }>;
+  /** Source-specific fields (confidence, status...), passed through. */
+  data?: Record<string, unknown>;
+}
+
+export interface RecalledItem extends RecallItem {
+  /** Weighted relevance across sources, what formatContext orders by. */
+  relevance: number;
+  signals: Signals;
+}
+
+/** What a source is asked: the same scope and filters as the turns. */
+export interface SourceRequest {
+  userId: string;
+  channels: string[];
+  query: string;
+  /** The query embedding, when the embedder answered. */
+  embedding?: number[];
+  limit: number;
+  since?: string;
+  until?: string;
+  filters: TurnFilters;
+}
+
+/**
+ * A pluggable source of non-episodic memories (facts, entities, strategies, goals). Each
+ * subsystem provides one; an unwired source is simply absent and its list stays empty.
+ * `search` returns the best `limit` items of the user within the channels and filters, best
+ * first; it may reject, and recall then answers without it (marked in `bundle.degraded`).
+ */
+export interface RecallSource {
+  readonly kind: RecallItemKind;
+  search(req: SourceRequest): Promise<RecallItem[]>;
+}
+
+/** The user profile (schema-free, from consolidation); null when there is none. */
+export interface ProfileSource {
+  getProfile(userId: string): Promise<Record<string, unknown> | null>;
+}
+
+/** What `remember()` returns. Every list is best first. */
+export interface MemoryBundle {
+  query: string;
+  userId: string;
+  channels: string[];
+  turns: RecalledTurn[];
+  facts: RecalledItem[];
+  entities: RecalledItem[];
+  strategies: RecalledItem[];
+  goals: RecalledItem[];
+  profile: Record<string, unknown> | null;
+  /** The time range applied or boosted, and where it came from. */
+  time?: { since?: string; until?: string; from: 'window' | 'filters' | 'self-query'; mode: 'filter' | 'boost' };
+  /** Sources or signals that failed or were unavailable; the rest still answered. */
+  degraded: string[];
+  /** Milliseconds per stage (RecallMetrics). */
+  timings: Record<string, number>;
+}
+
+/** Counts access on everything a recall returned; written in batches off the request path. */
+export interface Reinforcer {
+  record(userId: string, items: Array<{ kind: 'turn' | RecallItemKind; id: string }>): void;
+  /** Writes everything queued so far. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Generates text for the LLM techniques (query expansion, HyDE, rerank); optional. */
+export interface TextGenerator {
+  generate(prompt: string, opts?: { maxTokens?: number }): Promise<string>;
+}
+
+/** The read path behind `AgentMemory.remember()`. */
+export interface RecallEngine {
+  /** Answers a validated query. Never throws for a failing optional source or signal. */
+  recall(q: ParsedRecallQuery): Promise<MemoryBundle>;
+}
+
+/** Source weights (seed 003): how much each kind counts when sources are ranked together. */
+export interface SourceWeights {
+  episodic: number;
+  facts: number;
+  entities: number;
+  procedural: number;
+  recency: number;
+}
+
+/** Resolved recall settings (from configuration). */
+export interface RecallSettings {
+  weights: SourceWeights;
+  techniques: Required<Omit<Techniques, 'diversityCap'>> & { diversityCap: number };
+  /** How the full-text and vector lists are fused: reciprocal rank or normalised score. */
+  fusion: 'rrf' | 'score';
+  /** RRF constant k. */
+  rrfK: number;
+  /** RRF weight of the vector list relative to full-text (1). */
+  vectorWeight: number;
+  /** Share of an adjacent turn's score a turn gains (halved per further step). */
+  neighbourWeight: number;
+  /** How many turns either side count as neighbours. */
+  neighbourWindow: number;
+  /** Multiplier for turns spoken by someone the query names. */
+  speakerBoost: number;
+  /** Multiplier for turns inside a self-query time hint (mode boost). */
+  timeHintBoost: number;
+  recencyHalfLifeDays: number;
+  /** Candidates fetched per signal before fusion. */
+  candidates: number;
+  /** Graph expansion depth asked of entity sources. */
+  entityDepth: number;
+}

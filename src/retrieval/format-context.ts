@@ -1,0 +1,95 @@
+import { countTokens } from 'gpt-tokenizer/cjs/encoding/o200k_base';
+import type { MemoryBundle } from './contract';
+
+export interface FormatOptions {
+  /** Hard ceiling on the block's size in o200k tokens (tags included). */
+  tokenBudget?: number;
+}
+
+interface Line {
+  relevance: number;
+  /** The citeable head ("- [turn:id] date speaker:"), never shortened. */
+  head: string;
+  body: string;
+}
+
+const OPEN = '<memory-context>';
+const CLOSE = '</memory-context>';
+const HEADER = 'Memories relevant to this request, most relevant first. Cite them by [id].';
+
+/**
+ * Renders a bundle as a compact block for a system prompt: one line per memory, ids in
+ * brackets so answers can cite them, all sources interleaved by weighted relevance, then
+ * the profile. Stops before the token budget; a single over-long memory is shortened to
+ * fit. Returns '' when the bundle holds nothing (so no empty block reaches the prompt).
+ */
+export function formatContext(bundle: MemoryBundle, opts: FormatOptions = {}): string {
+  const budget = opts.tokenBudget ?? 1_000;
+  const lines = memoryLines(bundle);
+  const profile = profileLine(bundle.profile);
+  if (lines.length === 0 && !profile) return '';
+  const fixed = countTokens(`${OPEN}\n${HEADER}\n${CLOSE}`) + 2;
+  if (fixed >= budget) return '';
+  let used = fixed;
+  const out: string[] = [];
+  for (const line of [...lines, ...(profile ? [profile] : [])]) {
+    const text = `${line.head} ${line.body}`;
+    const cost = countTokens(text) + 1;
+    if (used + cost <= budget) {
+      out.push(text);
+      used += cost;
+      continue;
+    }
+    // When not even the most relevant memory fits, shorten its body (the id stays whole).
+    if (out.length === 0) {
+      const room = budget - used - 1 - countTokens(`${line.head} `);
+      const short = shorten(line.body, room);
+      if (short) out.push(`${line.head} ${short}`);
+    }
+    break;
+  }
+  if (out.length === 0) return '';
+  return [OPEN, HEADER, ...out, CLOSE].join('\n');
+}
+
+function memoryLines(b: MemoryBundle): Line[] {
+  const maxTurn = Math.max(...b.turns.map((t) => t.score), 1e-9);
+  const lines: Line[] = b.turns.map((t) => {
+    const who = t.turn.metadata.speaker ?? t.turn.role;
+    return {
+      relevance: b.turns.length > 0 ? 0.3 * (t.score / maxTurn) + 1e-6 : 0,
+      head: `- [turn:${t.turn.id}] ${t.turn.timestamp.slice(0, 10)} ${who}:`,
+      body: oneLine(t.turn.content),
+    };
+  });
+  for (const item of [...b.facts, ...b.entities, ...b.strategies, ...b.goals]) {
+    const extra = item.related?.length ? ` (related: ${item.related.map((r) => `${r.relation} ${r.text}`).join('; ')})` : '';
+    lines.push({ relevance: item.relevance, head: `- [${item.kind}:${item.id}]`, body: `${oneLine(item.text)}${extra}` });
+  }
+  // Stable: within equal relevance, the order of the sources above.
+  return lines.map((l, i) => ({ l, i })).sort((a, b) => b.l.relevance - a.l.relevance || a.i - b.i).map((x) => x.l);
+}
+
+function profileLine(profile: Record<string, unknown> | null): Line | undefined {
+  if (!profile) return undefined;
+  const entries = Object.entries(profile).filter(([, v]) => v !== null && v !== undefined && v !== '');
+  if (entries.length === 0) return undefined;
+  return { relevance: 0, head: '- [profile]', body: entries.map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join('; ') };
+}
+
+function oneLine(s: string): string {
+  return s.replace(/\s+/g, ' ').trim();
+}
+
+/** The longest prefix of `line` (ending in an ellipsis) within `tokens`, or undefined. */
+function shorten(line: string, tokens: number): string | undefined {
+  if (tokens < 2) return undefined;
+  let lo = 0;
+  let hi = line.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (countTokens(`${line.slice(0, mid)}…`) <= tokens) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo > 0 ? `${line.slice(0, lo)}…` : undefined;
+}

@@ -1,0 +1,62 @@
+/**
+ * Turning a natural-language question into keyword-search input. Pure functions.
+ *
+ * Question words, auxiliaries and pronouns carry no topic, yet Lucene's English stop list
+ * keeps most of them ("what", "did", "she"...), and in conversational text they are common
+ * enough to drown the content words; so they are dropped before the query is built.
+ */
+const QUERY_STOPWORDS = new Set(
+  (
+    'a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with ' +
+    'what when where which who whom whose why how did do does done doing has have had having were am been being ' +
+    'i me my mine myself you your yours yourself he him his himself she her hers herself we us our ours they them theirs themselves its ' +
+    'would could should can shall might must ever also just very so than too any some about from up down out over under again ' +
+    'there here s t d ll m re ve don didn doesn isn wasn aren weren won wouldn couldn shouldn hasn haven hadn ' +
+    'tell know remember say said mention mentioned ask asked'
+  ).split(/\s+/),
+);
+
+/** Lucene query-syntax characters, escaped when user text is placed in a query. */
+const LUCENE_SPECIAL = /[+\-!(){}[\]^"~*?:\\/&|]/g;
+
+/** Escapes Lucene's special characters (and lowercases operator words) in user text. */
+export function escapeLucene(text: string): string {
+  return text.replace(LUCENE_SPECIAL, (c) => `\\${c}`).replace(/\b(AND|OR|NOT|TO)\b/g, (w) => w.toLowerCase());
+}
+
+/** Lower-cased word tokens (letters and digits) of `text`, in order. */
+export function words(text: string): string[] {
+  return (text.toLowerCase().normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length > 0);
+}
+
+/** The topical keywords of a query: words minus stop words and one-letter tokens, deduplicated. */
+export function keywords(text: string, drop: ReadonlySet<string> = new Set()): string[] {
+  const seen = new Set<string>();
+  for (const w of words(text)) {
+    if (w.length < 2 && !/\d/.test(w)) continue;
+    if (QUERY_STOPWORDS.has(w) || drop.has(w)) continue;
+    seen.add(w);
+  }
+  return [...seen];
+}
+
+/**
+ * A Lucene query requiring one of `scopeKeys` (the owner clause, which must not affect the
+ * ranking, hence boost 0) and at least one keyword. Keywords may carry a weight (`term^w`).
+ * Returns null when there is no keyword to search for.
+ */
+export function buildLuceneQuery(scopeKeys: string[], terms: Array<{ term: string; weight?: number }>): string | null {
+  const clauses = terms
+    .filter((t) => t.term.length > 0)
+    .map((t) => {
+      const term = escapeLucene(t.term);
+      return t.weight !== undefined && t.weight !== 1 ? `${term}^${round(t.weight)}` : term;
+    });
+  if (clauses.length === 0 || scopeKeys.length === 0) return null;
+  return `+scope_key:(${scopeKeys.map(escapeLucene).join(' ')})^0 +(${clauses.join(' ')})`;
+}
+
+
+function round(n: number): string {
+  return String(Math.round(n * 1000) / 1000);
+}

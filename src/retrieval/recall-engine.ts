@@ -1,0 +1,404 @@
+import type { AuditLogger } from '../audit';
+import type { Embedder } from '../embedding';
+import type { EpisodicStore, Turn, TurnFilters, TurnHit } from '../episodic/contract';
+import { scopeKey, turnId } from '../episodic/neo4j-episodic-store';
+import { errorMessage } from '../errors';
+import type { Logger } from '../infra/logger';
+import { withGlobal } from '../schemas';
+import type {
+  MemoryBundle,
+  ParsedRecallQuery,
+  ProfileSource,
+  RecallEngine,
+  RecalledItem,
+  RecalledTurn,
+  RecallItem,
+  RecallItemKind,
+  RecallSettings,
+  RecallSource,
+  Reinforcer,
+  Signals,
+  SourceWeights,
+  TextGenerator,
+} from './contract';
+import { capPerGroup, recencyScore, smoothNeighbours, sortByScore, weightedRrf, weightedScoreFusion, type Position } from './fusion';
+import { buildLuceneQuery, keywords, words } from './query-text';
+import { parseTimeHint } from './self-query';
+
+export interface RecallEngineDeps {
+  episodic: Pick<EpisodicStore, 'fulltextSearch' | 'similarTurns' | 'getTurnsByIds'>;
+  embedder: Embedder;
+  settings: RecallSettings;
+  audit: AuditLogger;
+  log: Logger;
+  sources?: RecallSource[];
+  profile?: ProfileSource;
+  reinforcer?: Reinforcer;
+  /** Enables the LLM techniques (query expansion, HyDE); without it they use the offline path. */
+  generator?: TextGenerator;
+}
+
+const DAY_MS = 86_400_000;
+const SOURCE_WEIGHT: Record<RecallItemKind, keyof SourceWeights> = { fact: 'facts', entity: 'entities', strategy: 'procedural', goal: 'procedural' };
+const TEMPORAL_BOOST = { current: 1.2, past: 0.7, future: 1 } as const;
+const INCLUDE: Record<RecallItemKind, keyof ParsedRecallQuery> = { fact: 'includeFacts', entity: 'includeEntities', strategy: 'includeStrategies', goal: 'includeGoals' };
+
+/**
+ * Hybrid recall over episodic memory (full-text + vector, fused by weighted RRF, then
+ * neighbour scoring, speaker, time and recency boosts, diversity) and the pluggable sources.
+ * All sources run in parallel, each one Neo4j round trip where possible; a failing signal or
+ * source is recorded in `degraded` and the rest still answer.
+ */
+export class HybridRecallEngine implements RecallEngine {
+  /** Speaker names (as words) seen in each user's hits; bounded, oldest user evicted first. */
+  private readonly speakerWords = new BoundedMap<string, Set<string>>(10_000);
+
+  constructor(private readonly d: RecallEngineDeps) {}
+
+  async recall(q: ParsedRecallQuery): Promise<MemoryBundle> {
+    const t0 = performance.now();
+    const s = this.d.settings;
+    const tech = { ...s.techniques, ...stripUndefined(q.techniques ?? {}) };
+    const channels = withGlobal(q.channels);
+    const asOf = q.asOf ? new Date(q.asOf) : new Date();
+    const degraded: string[] = [];
+    const timings: Record<string, number> = {};
+    const timed = async <T>(name: string, work: () => Promise<T>, fallback: T): Promise<T> => {
+      const start = performance.now();
+      try {
+        return await work();
+      } catch (err) {
+        degraded.push(`${name}: ${errorMessage(err)}`);
+        this.d.log.warn({ subsystem: 'retrieval', signal: name, err: errorMessage(err) }, 'recall signal failed; answering without it');
+        return fallback;
+      } finally {
+        timings[name] = round(performance.now() - start);
+      }
+    };
+
+    // Time: hard limits from the window and filters; a self-query hint filters or boosts.
+    let since = q.timeWindowHours !== undefined ? new Date(asOf.getTime() - q.timeWindowHours * 3_600_000).toISOString() : undefined;
+    let until: string | undefined;
+    let time: MemoryBundle['time'];
+    if (since) time = { since, from: 'window', mode: 'filter' };
+    if (q.filters?.since) since = laterOf(since, q.filters.since);
+    if (q.filters?.until) until = q.filters.until;
+    if (q.filters?.since || q.filters?.until) time = { since, until, from: 'filters', mode: 'filter' };
+    const hint = tech.selfQuery !== 'off' ? parseTimeHint(q.query, asOf) : undefined;
+    if (hint && tech.selfQuery === 'filter') {
+      since = laterOf(since, hint.since);
+      until = until === undefined || hint.until < until ? hint.until : until;
+      time = { since, until, from: 'self-query', mode: 'filter' };
+    } else if (hint) time = { since: hint.since, until: hint.until, from: 'self-query', mode: 'boost' };
+
+    const filters: TurnFilters = { source: q.filters?.source, sessionId: q.filters?.sessionId, connectionId: q.filters?.connectionId, contextType: q.filters?.contextType };
+    const scope = { userId: q.userId, channels, since, until, filters };
+    const queryText = hint ? q.query.replace(hint.text, ' ') : q.query;
+    const terms = keywords(queryText);
+    const candidates = Math.max(s.candidates, q.topK * 3);
+    const sources = (this.d.sources ?? []).filter((src) => q[INCLUDE[src.kind]] === true);
+
+    const wantEmbedding = (q.includeEpisodic && tech.vector) || sources.length > 0;
+    const embedding = wantEmbedding
+      ? timed('embed', async () => (await this.d.embedder.embed([await this.hydeText(q.query, tech.hyde, degraded)], { priority: 'interactive' }))[0], undefined)
+      : Promise.resolve(undefined);
+
+    // LLM techniques without an LLM fall back to their offline path, and say so.
+    if (tech.rerank) degraded.push('rerank: no reranker configured; fused order kept');
+    let expansion = tech.queryExpansion;
+    if (expansion === 'llm' && !this.d.generator) {
+      degraded.push('queryExpansion: no LLM configured; using offline feedback expansion');
+      expansion = 'feedback';
+    }
+    const fulltext =
+      q.includeEpisodic && tech.fulltext && terms.length > 0
+        ? timed('fulltext', () => this.fulltext(terms, channels, scope, candidates, { feedback: expansion !== 'off', speakers: tech.speakerBoost }), [] as TurnHit[])
+        : Promise.resolve([] as TurnHit[]);
+    const vector = q.includeEpisodic && tech.vector
+      ? embedding.then((e) => (e ? timed('vector', () => this.d.episodic.similarTurns(e, { ...scope, limit: candidates }), [] as TurnHit[]) : []))
+      : Promise.resolve([] as TurnHit[]);
+    const items = sources.map((src) =>
+      embedding.then((e) =>
+        timed(src.kind, () => src.search({ userId: q.userId, channels, query: q.query, embedding: e, limit: q.topK, since, until, filters }), [] as RecallItem[]),
+      ),
+    );
+    const profile = q.includeProfile && this.d.profile ? timed('profile', () => this.d.profile!.getProfile(q.userId), null) : Promise.resolve(null);
+
+    const [ftHits, vecHits, itemLists, userProfile] = await Promise.all([fulltext, vector, Promise.all(items), profile]);
+    const tFuse = performance.now();
+    const turns = q.includeEpisodic ? await this.fuseTurns(q, tech, ftHits, vecHits, scope, hint, asOf, degraded) : [];
+    timings.fuse = round(performance.now() - tFuse);
+
+    const byKind: Record<RecallItemKind, RecalledItem[]> = { fact: [], entity: [], strategy: [], goal: [] };
+    sources.forEach((src, i) => byKind[src.kind].push(...this.rankItems(itemLists[i]!, s.weights, tech.recency, asOf)));
+    for (const kind of Object.keys(byKind) as RecallItemKind[]) byKind[kind] = sortByRelevance(dedupe(byKind[kind])).slice(0, q.topK);
+
+    const bundle: MemoryBundle = {
+      query: q.query,
+      userId: q.userId,
+      channels,
+      turns,
+      facts: byKind.fact,
+      entities: byKind.entity,
+      strategies: byKind.strategy,
+      goals: byKind.goal,
+      profile: userProfile,
+      time,
+      degraded,
+      timings,
+    };
+    timings.total = round(performance.now() - t0);
+    this.afterRecall(q, bundle);
+    return bundle;
+  }
+
+  /** Keyword search; with feedback expansion, a second pass adds the top hits' salient words. */
+  private fulltextQuery(keys: string[], terms: string[]): string | null {
+    return buildLuceneQuery(
+      keys,
+      terms.map((term) => ({ term })),
+    );
+  }
+
+  private async fulltext(terms: string[], channels: string[], scope: ScopeArgs, limit: number, opts: { feedback: boolean; speakers: boolean }): Promise<TurnHit[]> {
+    const { feedback, speakers } = opts;
+    const keys = channels.map((c) => scopeKey(scope.userId, c));
+    const firstQuery = this.fulltextQuery(keys, terms);
+    if (!firstQuery) return [];
+    // A participant's name matches half the turns (their speaker field) and every turn that
+    // greets them ("Thanks, John!"), which is mostly the other person talking. So a query
+    // naming a speaker is searched without the name (the speaker boost uses it instead).
+    // Speaker names seen in this user's hits are remembered, so usually the first search
+    // already leaves them out; a name learned only now costs a second search.
+    const known = speakers ? this.speakerWords.get(scope.userId) : undefined;
+    const searched = known ? withoutOrAll(terms, known) : terms;
+    const query = searched === terms ? firstQuery : this.fulltextQuery(keys, searched);
+    if (!query) return [];
+    let first = await this.d.episodic.fulltextSearch(query, { ...scope, limit });
+    if (speakers) {
+      const seen = new Set([...(known ?? []), ...first.flatMap((h) => (h.speaker ? words(h.speaker) : []))]);
+      this.speakerWords.set(scope.userId, seen);
+      const kept = withoutOrAll(searched, seen);
+      if (kept !== searched) {
+        const again = this.fulltextQuery(keys, kept);
+        if (again) first = await this.d.episodic.fulltextSearch(again, { ...scope, limit });
+      }
+    }
+    if (!feedback || first.length === 0) return first;
+    const top = await this.d.episodic.getTurnsByIds(first.slice(0, 5).map((h) => h.id), scope);
+    const extra = feedbackTerms(top.map((t) => t.content), new Set(terms));
+    if (extra.length === 0) return first;
+    const expanded = buildLuceneQuery(keys, [...terms.map((term) => ({ term })), ...extra.map((term) => ({ term, weight: 0.3 }))]);
+    return expanded ? this.d.episodic.fulltextSearch(expanded, { ...scope, limit }) : first;
+  }
+
+  private async hydeText(query: string, hyde: boolean, degraded: string[]): Promise<string> {
+    if (!hyde) return query;
+    if (!this.d.generator) {
+      degraded.push('hyde: no LLM configured; embedding the question itself');
+      return query;
+    }
+    try {
+      const answer = await this.d.generator.generate(`Write one short sentence that could answer: ${query}`, { maxTokens: 80 });
+      return `${query}\n${answer}`;
+    } catch (err) {
+      degraded.push(`hyde: ${errorMessage(err)}`);
+      return query;
+    }
+  }
+
+  private async fuseTurns(
+    q: ParsedRecallQuery,
+    tech: RecallSettings['techniques'],
+    ft: TurnHit[],
+    vec: TurnHit[],
+    scope: ScopeArgs,
+    hint: { since: string; until: string } | undefined,
+    asOf: Date,
+    degraded: string[],
+  ): Promise<RecalledTurn[]> {
+    const s = this.d.settings;
+    const hits = new Map<string, TurnHit>();
+    for (const h of [...ft, ...vec]) hits.set(h.id, h);
+    const raw: Record<string, Map<string, number>> = { fulltext: new Map(ft.map((h) => [h.id, h.score])), vector: new Map(vec.map((h) => [h.id, h.score])) };
+    const vectorWeight = ft.length > 0 ? s.vectorWeight : 1;
+    const fused =
+      s.fusion === 'score'
+        ? weightedScoreFusion([
+            { signal: 'fulltext', weight: 1, items: ft },
+            { signal: 'vector', weight: vectorWeight, items: vec },
+          ])
+        : weightedRrf(
+            [
+              { signal: 'fulltext', weight: 1, ids: ft.map((h) => h.id) },
+              { signal: 'vector', weight: vectorWeight, ids: vec.map((h) => h.id) },
+            ],
+            s.rrfK,
+          );
+    const signals = new Map<string, Signals>();
+    const base = new Map<string, number>();
+    const queryWords = new Set(words(q.query));
+    for (const f of fused) {
+      const sig: Signals = {};
+      for (const [name, rank] of Object.entries(f.ranks)) sig[name] = { rank, score: round(raw[name]!.get(f.id) ?? 0, 4) };
+      let score = f.score;
+      const speaker = hits.get(f.id)?.speaker;
+      if (tech.speakerBoost && speaker && speakerNamed(speaker, queryWords)) {
+        score *= s.speakerBoost;
+        sig.speaker = { note: speaker };
+      }
+      signals.set(f.id, sig);
+      base.set(f.id, score);
+    }
+
+    const positions = new Map<string, Position>();
+    for (const [id, h] of hits) positions.set(id, { conversationId: h.conversationId, index: h.index });
+    const window = tech.neighbours ? Array.from({ length: s.neighbourWindow }, (_, i) => s.neighbourWeight / 2 ** i) : [];
+    const smoothed = smoothNeighbours(base, positions, (p) => turnId(p.conversationId, p.index), window);
+
+    const nowMs = asOf.getTime();
+    const halfLife = s.recencyHalfLifeDays * DAY_MS;
+    let ranked = sortByScore(
+      [...smoothed].map(([id, v]) => {
+        const sig = signals.get(id) ?? {};
+        if (v.from) sig.neighbour = { note: v.from, score: round(v.score - (base.get(id) ?? 0), 6) };
+        let score = v.score;
+        // A neighbour no signal returned is dated by the turn it came from (same conversation).
+        const timestamp = (hits.get(id) ?? (v.from ? hits.get(v.from) : undefined))?.timestamp;
+        if (timestamp && tech.recency) {
+          const r = recencyScore(Date.parse(timestamp), nowMs, halfLife);
+          score *= 1 + s.weights.recency * r;
+          sig.recency = { score: round(r, 4) };
+        }
+        if (timestamp && hint && timestamp >= hint.since && timestamp <= hint.until) {
+          score *= s.timeHintBoost;
+          sig.time = { note: `${hint.since.slice(0, 10)}..${hint.until.slice(0, 10)}` };
+        }
+        signals.set(id, sig);
+        return { id, score };
+      }),
+    );
+    ranked = capPerGroup(ranked, (r) => r.id.slice(0, r.id.lastIndexOf(':')), tech.diversityCap);
+
+    // One round trip for the winners' content. Neighbours are fetched with the same filters,
+    // so one outside them drops out here; a margin keeps topK filled when that happens.
+    const head = ranked.slice(0, q.topK + Math.min(q.topK, 20));
+    let turns = new Map<string, Turn>();
+    try {
+      turns = new Map((await this.d.episodic.getTurnsByIds(head.map((r) => r.id), scope)).map((t) => [t.id, t]));
+    } catch (err) {
+      degraded.push(`hydrate: ${errorMessage(err)}`);
+    }
+    const out: RecalledTurn[] = [];
+    for (const r of head) {
+      const turn = turns.get(r.id);
+      if (!turn) continue;
+      out.push({ turn, score: round(r.score, 6), signals: signals.get(r.id) ?? {} });
+      if (out.length >= q.topK) break;
+    }
+    return out;
+  }
+
+  private rankItems(items: RecallItem[], weights: SourceWeights, recency: boolean, asOf: Date): RecalledItem[] {
+    const max = Math.max(...items.map((i) => i.score), 1e-9);
+    return items.map((item, i) => {
+      const w = weights[SOURCE_WEIGHT[item.kind]];
+      const temporal = item.temporal ? TEMPORAL_BOOST[item.temporal] : 1;
+      const r = recency && item.timestamp ? recencyScore(Date.parse(item.timestamp), asOf.getTime(), this.d.settings.recencyHalfLifeDays * DAY_MS) : 0;
+      const signals: Signals = { [item.kind]: { rank: i + 1, score: round(item.score, 4) } };
+      if (item.temporal) signals.temporal = { note: item.temporal, score: temporal };
+      return { ...item, relevance: round(w * (item.score / max) * temporal + weights.recency * r, 6), signals };
+    });
+  }
+
+  /** Audit (with cross-channel hits) and reinforcement: queued, never awaited. */
+  private afterRecall(q: ParsedRecallQuery, b: MemoryBundle): void {
+    const active = q.channels[0]!;
+    const all = [...b.turns.map((t) => ({ kind: 'turn' as const, id: t.turn.id, channel: t.turn.channel })), ...[...b.facts, ...b.entities, ...b.strategies, ...b.goals].map((i) => ({ kind: i.kind, id: i.id, channel: i.channel }))];
+    const cross: Record<string, number> = {};
+    for (const item of all) if (item.channel !== active) cross[item.channel] = (cross[item.channel] ?? 0) + 1;
+    this.d.audit.logRead({
+      operation: 'remember',
+      memoryType: 'system',
+      userId: q.userId,
+      channel: active,
+      query: q.query,
+      channelsSearched: b.channels,
+      resultCount: all.length,
+      latencyMs: b.timings.total ?? 0,
+      metadata: { crossChannelHits: cross, degraded: b.degraded, timings: b.timings },
+    });
+    if (all.length > 0) this.d.reinforcer?.record(q.userId, all);
+  }
+}
+
+interface ScopeArgs {
+  userId: string;
+  channels: string[];
+  since?: string;
+  until?: string;
+  filters: TurnFilters;
+}
+
+/** A speaker is "named" when every word of their name is a word of the query. */
+function speakerNamed(speaker: string, queryWords: Set<string>): boolean {
+  const parts = words(speaker);
+  return parts.length > 0 && parts.every((p) => queryWords.has(p));
+}
+
+/** Pseudo-relevance feedback: words shared by at least two of the top hits, most frequent first. */
+export function feedbackTerms(texts: string[], exclude: ReadonlySet<string>, max = 5): string[] {
+  const df = new Map<string, number>();
+  for (const text of texts) for (const w of new Set(keywords(text))) if (!exclude.has(w) && w.length > 2 && !/^\d+$/.test(w)) df.set(w, (df.get(w) ?? 0) + 1);
+  return [...df]
+    .filter(([, n]) => n >= 2)
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .slice(0, max)
+    .map(([w]) => w);
+}
+
+/** `terms` without the words in `drop`; the same array when nothing is dropped or nothing would remain. */
+function withoutOrAll(terms: string[], drop: ReadonlySet<string>): string[] {
+  const kept = terms.filter((t) => !drop.has(t));
+  return kept.length === 0 || kept.length === terms.length ? terms : kept;
+}
+
+/** A Map that forgets its oldest entry when full. */
+class BoundedMap<K, V> {
+  private readonly map = new Map<K, V>();
+  constructor(private readonly max: number) {}
+  get(key: K): V | undefined {
+    return this.map.get(key);
+  }
+  set(key: K, value: V): void {
+    this.map.delete(key);
+    if (this.map.size >= this.max) this.map.delete(this.map.keys().next().value as K);
+    this.map.set(key, value);
+  }
+}
+
+function dedupe(items: RecalledItem[]): RecalledItem[] {
+  const seen = new Map<string, RecalledItem>();
+  for (const item of items) {
+    const prev = seen.get(item.id);
+    if (!prev || item.relevance > prev.relevance) seen.set(item.id, item);
+  }
+  return [...seen.values()];
+}
+
+function sortByRelevance(items: RecalledItem[]): RecalledItem[] {
+  return [...items].sort((a, b) => b.relevance - a.relevance);
+}
+
+function laterOf(a: string | undefined, b: string): string {
+  return a === undefined || Date.parse(b) > Date.parse(a) ? b : a;
+}
+
+function round(n: number, digits = 2): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

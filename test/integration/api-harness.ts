@@ -1,0 +1,145 @@
+import { createMnemograph, type Mnemograph } from '../../src/container';
+import { startServer, type RunningServer } from '../../src/api/server';
+import type { ApiOptions } from '../../src/api/app';
+import { testConfig, uid } from '../support/stack';
+
+/** A real API server on a random port over the real stores, with helpers to call it. */
+export interface Harness {
+  m: Mnemograph;
+  srv: RunningServer;
+  url: string;
+  /** Creates a tenant with a fresh key; returns {tenantId, key}. */
+  tenant(): Promise<{ tenantId: string; key: string; keyId: string }>;
+  call(key: string | undefined, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  close(): Promise<void>;
+}
+
+export async function openHarness(env: Record<string, string> = {}, opts: ApiOptions = {}): Promise<Harness> {
+  const m = await createMnemograph(testConfig({ LOG_LEVEL: 'silent', AUDIT_LEVEL: 'writes', API_KEY_CACHE_SECONDS: '0', API_RATE_LIMIT_PER_MINUTE: '100000', ...env }));
+  const srv = await startServer(m, { ...opts, port: 0 });
+  return {
+    m,
+    srv,
+    url: srv.url,
+    async tenant() {
+      const tenantId = uid('t').slice(0, 20).toLowerCase();
+      const { key, info } = await srv.api.tenants.createKey(tenantId, 'test');
+      return { tenantId, key, keyId: info.id };
+    },
+    async call(key, method, path, body, headers = {}) {
+      const h: Record<string, string> = { ...headers };
+      if (key) h.authorization = `Bearer ${key}`;
+      let payload: string | undefined;
+      if (body !== undefined) {
+        payload = typeof body === 'string' ? body : JSON.stringify(body);
+        h['content-type'] ??= 'application/json';
+      }
+      const res = await fetch(srv.url + path, { method, headers: h, body: payload });
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        /* not JSON (metrics) */
+      }
+      return { status: res.status, body: parsed, headers: res.headers };
+    },
+    async close() {
+      await srv.close();
+      await m.close();
+    },
+  };
+}
+
+export interface Case {
+  method: string;
+  path: string;
+  body?: unknown;
+  status: number;
+}
+
+/** A user with one conversation of two turns and some working memory, created through the API. */
+export async function seedUser(h: Harness, key: string) {
+  const userId = uid('u');
+  const conversationId = uid('c');
+  for (const content of ['I moved to Lisbon last spring.', 'Nice! How do you like the city?']) {
+    const r = await h.call(key, 'POST', '/v1/turns', { userId, conversationId, role: content.startsWith('I') ? 'user' : 'assistant', content });
+    expect(r.status).toBe(201);
+  }
+  const made = async (path: string, body: object, pick: (b: any) => string) => {
+    const r = await h.call(key, 'POST', path, { userId, ...body });
+    if (r.status !== 201) throw new Error(`seeding ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+    return pick(r.body);
+  };
+  const entityId = await made('/v1/entities', { name: 'Lisbon', type: 'place', aliases: ['Lisboa'] }, (b) => b.entity.id);
+  const personId = await made('/v1/entities', { name: 'Ana Souza', type: 'person' }, (b) => b.entity.id);
+  const factId = await made('/v1/facts', { claim: 'The user lives in Lisbon', aboutEntityIds: [entityId], sourceTurnId: `${conversationId}:0` }, (b) => b.fact.id);
+  const strategyId = await made('/v1/strategies', { description: 'Search listings then compare prices', toolSequence: ['search_listings', 'compare'], contextPattern: 'find a flat' }, (b) => b.strategy.id);
+  const goalId = await made('/v1/goals', { description: 'Find a flat in Lisbon', priority: 7 }, (b) => b.goal.id);
+  const blockerGoalId = await made('/v1/goals', { description: 'Save for the deposit', priority: 5 }, (b) => b.goal.id);
+  await made('/v1/tool-invocations', { conversationId, toolName: 'search_listings', toolInput: { city: 'Lisbon' }, success: true, latencyMs: 40, taskType: 'housing' }, (b) => b.invocation.id);
+  return { userId, conversationId, s: `/v1/users/${userId}/sessions/${conversationId}`, entityId, personId, factId, strategyId, goalId, blockerGoalId };
+}
+
+export type SeededUser = Awaited<ReturnType<typeof seedUser>>;
+
+/** The happy path of every route. A route added to the table without a case here fails the coverage test. */
+export const happy: Record<string, (u: SeededUser) => Case> = {
+  storeTurn: (u) => ({ method: 'POST', path: '/v1/turns', body: { userId: u.userId, conversationId: u.conversationId, role: 'user', content: 'And I adopted a cat.' }, status: 201 }),
+  storeTurns: (u) => ({
+    method: 'POST',
+    path: '/v1/turns/batch',
+    body: { turns: [{ userId: u.userId, conversationId: uid('c'), role: 'user', content: 'batch one' }, { userId: u.userId, conversationId: uid('c'), role: 'user', content: 'batch two' }] },
+    status: 201,
+  }),
+  getConversation: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/conversations/${u.conversationId}`, status: 200 }),
+  getRecentTurns: (u) => ({ method: 'POST', path: '/v1/turns/recent', body: { userId: u.userId, hours: 1 }, status: 200 }),
+  vectorSearch: (u) => ({ method: 'POST', path: '/v1/search/vector', body: { userId: u.userId, query: 'where does the user live?', topK: 3 }, status: 200 }),
+  getSession: (u) => ({ method: 'GET', path: u.s, status: 200 }),
+  setContextValue: (u) => ({ method: 'PUT', path: `${u.s}/context/mood`, body: { value: { level: 'happy' }, ttlSeconds: 60 }, status: 200 }),
+  getContextValue: (u) => ({ method: 'GET', path: `${u.s}/context/topic`, status: 200 }),
+  deleteContextValue: (u) => ({ method: 'DELETE', path: `${u.s}/context/topic`, status: 200 }),
+  pushThought: (u) => ({ method: 'POST', path: `${u.s}/thoughts`, body: { thought: 'the user likes cities by the sea' }, status: 201 }),
+  setActiveGoal: (u) => ({ method: 'PUT', path: `${u.s}/active-goal`, body: { goalId: 'g1', description: 'plan a trip' }, status: 200 }),
+  clearSession: (u) => ({ method: 'DELETE', path: u.s, status: 200 }),
+  userStats: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/stats`, status: 200 }),
+  forgetUser: (u) => ({ method: 'DELETE', path: `/v1/users/${u.userId}`, status: 200 }),
+  remember: (u) => ({ method: 'POST', path: '/v1/recall', body: { userId: u.userId, query: 'where does the user live?', topK: 5 }, status: 200 }),
+  recallContext: (u) => ({ method: 'POST', path: '/v1/recall/context', body: { userId: u.userId, query: 'where does the user live?', tokenBudget: 200 }, status: 200 }),
+  upsertEntity: (u) => ({ method: 'POST', path: '/v1/entities', body: { userId: u.userId, name: 'Porto', type: 'place' }, status: 201 }),
+  findEntitiesByName: (u) => ({ method: 'POST', path: '/v1/entities/by-name', body: { userId: u.userId, name: 'Lisboa' }, status: 200 }),
+  vectorSearchEntities: (u) => ({ method: 'POST', path: '/v1/entities/search', body: { userId: u.userId, query: 'capital of Portugal' }, status: 200 }),
+  getEntityGraph: (u) => ({ method: 'POST', path: '/v1/entities/graph', body: { userId: u.userId, entityIds: [u.entityId] }, status: 200 }),
+  getEntityTimeline: (u) => ({ method: 'POST', path: '/v1/entities/timeline', body: { userId: u.userId, entityId: u.entityId }, status: 200 }),
+  deleteEntity: (u) => ({ method: 'DELETE', path: `/v1/users/${u.userId}/entities/${u.personId}`, status: 200 }),
+  createRelationship: (u) => ({ method: 'POST', path: '/v1/relationships', body: { userId: u.userId, sourceId: u.personId, targetId: u.entityId, type: 'LOCATED_IN' }, status: 201 }),
+  endRelationship: (u) => ({ method: 'POST', path: '/v1/relationships/end', body: { userId: u.userId, sourceId: u.personId, targetId: u.entityId, type: 'LOCATED_IN' }, status: 200 }),
+  learnFact: (u) => ({ method: 'POST', path: '/v1/facts', body: { userId: u.userId, claim: 'The user has a cat named Tejo' }, status: 201 }),
+  getFact: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/facts/${u.factId}`, status: 200 }),
+  findFacts: (u) => ({ method: 'POST', path: '/v1/facts/list', body: { userId: u.userId, entityId: u.entityId }, status: 200 }),
+  vectorSearchFacts: (u) => ({ method: 'POST', path: '/v1/facts/search', body: { userId: u.userId, query: 'where does the user live' }, status: 200 }),
+  correctFact: (u) => ({ method: 'POST', path: '/v1/facts/correct', body: { userId: u.userId, factId: u.factId, claim: 'The user lives in Porto' }, status: 200 }),
+  confirmFact: (u) => ({ method: 'POST', path: `/v1/users/${u.userId}/facts/${u.factId}/confirm`, body: {}, status: 200 }),
+  retractFact: (u) => ({ method: 'POST', path: `/v1/users/${u.userId}/facts/${u.factId}/retract`, body: { reason: 'test' }, status: 200 }),
+  promoteToGlobal: (u) => ({ method: 'POST', path: '/v1/facts/promote', body: { userId: u.userId, factId: u.factId, reason: 'test', force: true }, status: 200 }),
+  recordInvocation: (u) => ({ method: 'POST', path: '/v1/tool-invocations', body: { userId: u.userId, conversationId: u.conversationId, toolName: 'compare', success: false, latencyMs: 3 }, status: 201 }),
+  getInvocations: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/conversations/${u.conversationId}/tool-invocations`, status: 200 }),
+  getToolStats: (u) => ({ method: 'POST', path: '/v1/tools/stats', body: { userId: u.userId }, status: 200 }),
+  learnStrategy: (u) => ({ method: 'POST', path: '/v1/strategies', body: { userId: u.userId, description: 'Ask for the budget first', toolSequence: ['ask'] }, status: 201 }),
+  findStrategies: (u) => ({ method: 'POST', path: '/v1/strategies/search', body: { userId: u.userId, task: 'find a flat' }, status: 200 }),
+  getStrategy: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/strategies/${u.strategyId}`, status: 200 }),
+  reinforceStrategy: (u) => ({ method: 'POST', path: `/v1/users/${u.userId}/strategies/${u.strategyId}/reinforce`, body: { success: true }, status: 200 }),
+  addGoal: (u) => ({ method: 'POST', path: '/v1/goals', body: { userId: u.userId, description: 'Learn Portuguese' }, status: 201 }),
+  getGoal: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/goals/${u.goalId}`, status: 200 }),
+  completeGoal: (u) => ({ method: 'POST', path: '/v1/goals/complete', body: { userId: u.userId, goalId: u.goalId }, status: 200 }),
+  listActiveGoals: (u) => ({ method: 'POST', path: '/v1/goals/active', body: { userId: u.userId }, status: 200 }),
+  recordObservation: (u) => ({ method: 'POST', path: '/v1/observations', body: { userId: u.userId, content: 'prefers quiet neighbourhoods', category: 'preference' }, status: 201 }),
+  getUserProfile: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/profile`, status: 200 }),
+  storeFact: (u) => ({ method: 'POST', path: '/v1/facts/raw', body: { userId: u.userId, claim: 'The user rents a flat', certainty: 'implied' }, status: 201 }),
+  searchFactsText: (u) => ({ method: 'POST', path: '/v1/facts/search-text', body: { userId: u.userId, query: 'Lisbon' }, status: 200 }),
+  getEntity: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/entities/${u.entityId}`, status: 200 }),
+  searchEntitiesText: (u) => ({ method: 'POST', path: '/v1/entities/search-text', body: { userId: u.userId, query: 'Lisboa' }, status: 200 }),
+  addBlocker: (u) => ({ method: 'POST', path: `/v1/users/${u.userId}/goals/${u.goalId}/blockers`, body: { blockerId: u.blockerGoalId }, status: 200 }),
+  consolidateUser: (u) => ({ method: 'POST', path: `/v1/users/${u.userId}/consolidate`, body: {}, status: 200 }),
+};
+

@@ -1,0 +1,240 @@
+import { countTokens } from 'gpt-tokenizer/cjs/encoding/o200k_base';
+import { createMnemograph, type Mnemograph } from '../../src/container';
+import type { Embedder } from '../../src/embedding';
+import { MnemographError, ValidationError } from '../../src/errors';
+import type { MemoryBundle, Techniques } from '../../src/retrieval';
+import { eventually, testConfig, uid } from '../support/stack';
+
+let m: Mnemograph;
+beforeAll(async () => {
+  m = await createMnemograph(testConfig({ AUDIT_LEVEL: 'reads', EMBEDDING_MODE: 'inline', LOG_LEVEL: 'silent' }), { backgroundEmbedding: false });
+});
+afterAll(async () => m.close());
+
+/** Only the two base signals, so the expected order follows from RRF alone. */
+const PLAIN: Techniques = { neighbours: false, speakerBoost: false, recency: false, selfQuery: 'off' };
+const contents = (b: MemoryBundle) => b.turns.map((t) => t.turn.content);
+
+async function store(userId: string, content: string, extra: Partial<Parameters<typeof m.memory.storeTurn>[0]> = {}) {
+  return (await m.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content, ...extra })).turn;
+}
+
+describe('remember', () => {
+  it('covers the active channel and _global, not other channels, and audits cross-channel hits', async () => {
+    const userId = uid('u');
+    await store(userId, 'The quarterly budget review is on Friday', { channel: 'proj-a' });
+    await store(userId, 'My favourite budget spreadsheet template is the blue one');
+    await store(userId, 'The budget for project B is secret', { channel: 'proj-b' });
+    const b = await m.memory.remember({ userId, query: 'budget', channels: ['proj-a'], techniques: PLAIN });
+    expect(b.channels.sort()).toEqual(['_global', 'proj-a']);
+    expect(b.turns.map((t) => t.turn.channel).sort()).toEqual(['_global', 'proj-a']);
+    expect(contents(b)).not.toContain('The budget for project B is secret');
+    // Deduplicated: one entry per turn even though both signals found them.
+    expect(new Set(b.turns.map((t) => t.turn.id)).size).toBe(b.turns.length);
+
+    await m.audit.flush();
+    const rows = await eventually(async () => {
+      const r = await m.pg.primary.query("SELECT metadata, target_channels FROM memory_audit_log WHERE user_id = $1 AND operation = 'remember'", [userId]);
+      return r.rows.length > 0 ? r.rows : undefined;
+    }, 'remember audit row');
+    expect(rows[0].metadata.crossChannelHits).toEqual({ _global: 1 });
+    expect([...rows[0].target_channels].sort()).toEqual(['_global', 'proj-a']);
+  });
+
+  it('never returns another user\u2019s turns, even with identical text', async () => {
+    const [alice, bob] = [uid('alice'), uid('bob')];
+    const text = 'The launch code for project Falcon is 4921';
+    const mine = await store(alice, text);
+    await store(bob, text);
+    await store(bob, 'Falcon launch code launch code Falcon 4921');
+    const b = await m.memory.remember({ userId: alice, query: 'What is the launch code for project Falcon?' });
+    expect(b.turns.map((t) => t.turn.id)).toEqual([mine.id]);
+    expect(b.turns[0]!.signals.fulltext?.rank).toBe(1);
+    expect(b.turns[0]!.signals.vector?.rank).toBe(1);
+  });
+
+  it('narrows by metadata filters and time windows', async () => {
+    const userId = uid('u');
+    const conversationId = uid('c'); // one conversation, so the turns are each other's neighbours
+    const old = new Date(Date.now() - 72 * 3_600_000).toISOString();
+    await store(userId, 'Deploy notes: the staging cluster was rebuilt', { conversationId, metadata: { source: 'slack', connectionId: 'conn-1', contextType: 'ops' } });
+    await store(userId, 'Deploy notes: the production cluster was upgraded', { conversationId, metadata: { source: 'email', connectionId: 'conn-2', contextType: 'ops' } });
+    await store(userId, 'Deploy notes: the old cluster was retired', { conversationId, timestamp: old, metadata: { source: 'slack', connectionId: 'conn-1', contextType: 'history' } });
+    const ask = async (extra: Partial<Parameters<typeof m.memory.remember>[0]>) =>
+      contents(await m.memory.remember({ userId, query: 'deploy notes cluster', techniques: PLAIN, ...extra })).sort();
+
+    expect(await ask({})).toHaveLength(3);
+    expect(await ask({ filters: { source: 'slack' } })).toEqual(['Deploy notes: the old cluster was retired', 'Deploy notes: the staging cluster was rebuilt']);
+    expect(await ask({ filters: { connectionId: 'conn-2' } })).toEqual(['Deploy notes: the production cluster was upgraded']);
+    expect(await ask({ filters: { contextType: 'history' } })).toEqual(['Deploy notes: the old cluster was retired']);
+    expect(await ask({ timeWindowHours: 24 })).toEqual(['Deploy notes: the production cluster was upgraded', 'Deploy notes: the staging cluster was rebuilt']);
+    expect(await ask({ filters: { until: new Date(Date.now() - 24 * 3_600_000).toISOString() } })).toEqual(['Deploy notes: the old cluster was retired']);
+    // Neighbour expansion must not smuggle in a turn outside the filters.
+    expect(await ask({ filters: { source: 'email' }, techniques: { neighbours: true } })).toEqual(['Deploy notes: the production cluster was upgraded']);
+  });
+
+  it('turns a time expression into a filter (self-query) when asked to', async () => {
+    const userId = uid('u');
+    await store(userId, 'We talked about the garden fence', { timestamp: '2023-05-10T10:00:00Z' });
+    await store(userId, 'We talked about the garden shed', { timestamp: '2023-07-02T10:00:00Z' });
+    const b = await m.memory.remember({ userId, query: 'What did we say about the garden in May 2023?', techniques: { ...PLAIN, selfQuery: 'filter' } });
+    expect(contents(b)).toEqual(['We talked about the garden fence']);
+    expect(b.time).toMatchObject({ from: 'self-query', mode: 'filter' });
+    const boosted = await m.memory.remember({ userId, query: 'What did we say about the garden in July 2023?', techniques: { ...PLAIN, selfQuery: 'boost' } });
+    expect(contents(boosted)[0]).toBe('We talked about the garden shed');
+    expect(boosted.turns[0]!.signals.time).toBeDefined();
+  });
+
+  it('orders by reciprocal rank fusion of the full-text and vector ranks it reports', async () => {
+    const userId = uid('u');
+    for (const content of [
+      'Remind me to water the tomato plants every morning',
+      'Tomato tomato tomato soup recipe with basil',
+      'The garden needs watering when it is hot',
+      'I bought a new bicycle helmet yesterday',
+      'Plants on the balcony need water in summer',
+    ]) {
+      await store(userId, content);
+    }
+    const b = await m.memory.remember({ userId, query: 'water the tomato plants', topK: 5, techniques: PLAIN });
+    const k = m.config.recall.rrfK;
+    const w = m.config.recall.vectorWeight;
+    const expected = b.turns.map((t) => (t.signals.fulltext?.rank ? 1 / (k + t.signals.fulltext.rank) : 0) + (t.signals.vector?.rank ? w / (k + t.signals.vector.rank) : 0));
+    for (let i = 1; i < expected.length; i++) expect(expected[i - 1]!).toBeGreaterThanOrEqual(expected[i]!);
+    b.turns.forEach((t, i) => expect(t.score).toBeCloseTo(expected[i]!, 5));
+    // Found by both signals, ranked first by both: first.
+    expect(b.turns[0]!.turn.content).toBe('Remind me to water the tomato plants every morning');
+    // A turn only the vector signal finds still makes the list, below the keyword matches.
+    const vectorOnly = b.turns.filter((t) => !t.signals.fulltext);
+    expect(vectorOnly.length).toBeGreaterThan(0);
+  });
+
+  it('scores neighbouring turns together and explains it', async () => {
+    const userId = uid('u');
+    const conversationId = uid('c');
+    await m.memory.storeTurns([
+      { userId, conversationId, role: 'user', content: 'What did you paint last weekend?' },
+      { userId, conversationId, role: 'assistant', content: 'A sunrise over the lake, in oils.' },
+      { userId, conversationId, role: 'user', content: 'Lovely. I need to buy groceries later.' },
+    ]);
+    const b = await m.memory.remember({ userId, query: 'Which painting did they make?', techniques: { ...PLAIN, vector: false, neighbours: true } });
+    const answer = b.turns.find((t) => t.turn.content.startsWith('A sunrise'));
+    expect(answer?.signals.neighbour?.note).toBe(`${conversationId}:0`);
+    expect(answer?.signals.fulltext).toBeUndefined();
+
+    const plain = await m.memory.remember({ userId, query: 'Which painting did they make?', techniques: { ...PLAIN, vector: false, neighbours: false } });
+    expect(contents(plain)).toEqual(['What did you paint last weekend?']);
+  });
+
+  it('prefers the turns of a speaker the query names, not the turns that greet them', async () => {
+    const userId = uid('u');
+    const conversationId = uid('c');
+    await m.memory.storeTurns([
+      { userId, conversationId, role: 'user', content: 'Thanks Bob! Bob, your boat trip sounds great, Bob.', metadata: { speaker: 'Alice' } },
+      { userId, conversationId, role: 'assistant', content: 'I repainted the boat blue last spring.', metadata: { speaker: 'Bob' } },
+      { userId, conversationId, role: 'user', content: 'We should plan a picnic soon.', metadata: { speaker: 'Alice' } },
+    ]);
+    const b = await m.memory.remember({ userId, query: 'What colour did Bob paint the boat?', techniques: { ...PLAIN, vector: false, speakerBoost: true } });
+    expect(b.turns[0]!.turn.metadata.speaker).toBe('Bob');
+    expect(b.turns[0]!.signals.speaker?.note).toBe('Bob');
+  });
+
+  it('counts access on returned turns, in batches off the request path', async () => {
+    const userId = uid('u');
+    const t = await store(userId, 'The wifi password at the cabin is moose-lake-77');
+    await m.memory.remember({ userId, query: 'cabin wifi password' });
+    await m.memory.remember({ userId, query: 'cabin wifi password' });
+    await m.reinforcer.flush();
+    const row = await m.neo4j.read<{ n: number; at: string | null }>('MATCH (t:Turn {id: $id}) RETURN t.access_count AS n, toString(t.last_accessed) AS at', { id: t.id }, { subsystem: 'test', op: 'check' });
+    expect(row[0]).toMatchObject({ n: 2 });
+    expect(row[0]!.at).not.toBeNull();
+  });
+
+  it('renders a context block within the token budget, and nothing for an empty bundle', async () => {
+    const userId = uid('u');
+    const empty = await m.memory.remember({ userId, query: 'anything at all?' });
+    expect(empty.turns).toEqual([]);
+    expect(m.memory.formatContext(empty, { tokenBudget: 500 })).toBe('');
+
+    const conversationId = uid('c');
+    await m.memory.storeTurns(
+      Array.from({ length: 12 }, (_, i) => ({ userId, conversationId, role: 'user' as const, content: `Hiking trip note ${i}: the trail to the ridge took ${i + 2} hours and the views were wide open.` })),
+    );
+    const b = await m.memory.remember({ userId, query: 'hiking trail ridge', topK: 12 });
+    expect(b.turns).toHaveLength(12);
+    const full = m.memory.formatContext(b, { tokenBudget: 5_000 });
+    expect(full).toContain(`[turn:${b.turns[0]!.turn.id}]`);
+    expect(full.indexOf(`[turn:${b.turns[0]!.turn.id}]`)).toBeLessThan(full.indexOf(`[turn:${b.turns[1]!.turn.id}]`));
+    for (const budget of [80, 150, 300]) {
+      const block = m.memory.formatContext(b, { tokenBudget: budget });
+      expect(countTokens(block)).toBeLessThanOrEqual(budget);
+      expect(block).toContain(`[turn:${b.turns[0]!.turn.id}]`);
+    }
+    expect(m.memory.formatContext(b, { tokenBudget: 150 }).split('\n').length).toBeLessThan(full.split('\n').length);
+    // Too small for even one citeable memory: nothing rather than a broken block.
+    expect(m.memory.formatContext(b, { tokenBudget: 10 })).toBe('');
+  });
+
+  it('rejects invalid input without reading anything', async () => {
+    await expect(m.memory.remember({ userId: 'bad id!', query: 'x' })).rejects.toThrow(ValidationError);
+    await expect(m.memory.remember({ userId: uid('u'), query: '   ' })).rejects.toThrow(ValidationError);
+    await expect(m.memory.remember({ userId: uid('u'), query: 'x', topK: 0 })).rejects.toThrow(ValidationError);
+    await expect(m.memory.remember({ userId: uid('u'), query: 'x', filters: { since: 'yesterday' } })).rejects.toThrow(ValidationError);
+  });
+});
+
+describe('remember degrades instead of failing', () => {
+  it('answers from full-text when the embedder fails', async () => {
+    const userId = uid('u');
+    await store(userId, 'Our dentist appointment moved to Tuesday at 3pm');
+    const failing: Embedder = {
+      provider: m.embedder.provider,
+      model: m.embedder.model,
+      dimensions: m.embedder.dimensions,
+      embed: () => Promise.reject(new MnemographError('EMBEDDING_FAILED', 'upstream', 'model exploded')),
+      close: () => Promise.resolve(),
+    };
+    const broken = await createMnemograph(testConfig({ LOG_LEVEL: 'silent' }), { embedder: failing, backgroundEmbedding: false });
+    try {
+      const b = await broken.memory.remember({ userId, query: 'When is the dentist appointment?' });
+      expect(contents(b)).toEqual(['Our dentist appointment moved to Tuesday at 3pm']);
+      expect(b.degraded.some((d) => d.startsWith('embed:'))).toBe(true);
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('answers from full-text when no turn of the user is embedded yet', async () => {
+    const deferred = await createMnemograph(testConfig({ LOG_LEVEL: 'silent', EMBEDDING_MODE: 'deferred' }), { backgroundEmbedding: false });
+    try {
+      const userId = uid('u');
+      const { turn } = await deferred.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content: 'The spare key is under the blue flowerpot' });
+      // Background embedders of other processes share this database: take the turn out of
+      // their queue and drop any vector one of them managed to write, so none is searchable.
+      const tag = { subsystem: 'test', op: 'unembed' };
+      await eventually(async () => {
+        await deferred.neo4j.write('MATCH (t:Turn {id: $id}) REMOVE t.embedding, t.embedding_pending', { id: turn.id }, tag);
+        const rows = await deferred.neo4j.read<{ e: boolean }>('MATCH (t:Turn {id: $id}) RETURN t.embedding IS NULL AS e', { id: turn.id }, tag);
+        return rows[0]?.e === true;
+      }, 'turn without embedding');
+      const b = await deferred.memory.remember({ userId, query: 'Where is the spare key?' });
+      expect(contents(b)).toEqual(['The spare key is under the blue flowerpot']);
+      expect(b.turns[0]!.signals.vector).toBeUndefined();
+    } finally {
+      await deferred.close();
+    }
+  });
+
+  it('answers from Neo4j when Redis is down', async () => {
+    const noRedis = await createMnemograph(testConfig({ LOG_LEVEL: 'silent', REDIS_URL: 'redis://127.0.0.1:6399' }), { backgroundEmbedding: false });
+    try {
+      expect(noRedis.redis.status).not.toBe('ready');
+      const userId = uid('u');
+      await noRedis.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content: 'The boiler service is booked for March' });
+      const b = await noRedis.memory.remember({ userId, query: 'When is the boiler service?' });
+      expect(contents(b)).toEqual(['The boiler service is booked for March']);
+    } finally {
+      await noRedis.close();
+    }
+  });
+});

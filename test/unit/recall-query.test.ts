@@ -1,0 +1,56 @@
+import { feedbackTerms } from '../../src/retrieval/recall-engine';
+import { buildLuceneQuery, escapeLucene, keywords } from '../../src/retrieval/query-text';
+import { parseTimeHint } from '../../src/retrieval/self-query';
+
+describe('keywords', () => {
+  it('drops question words, auxiliaries and pronouns, keeps topical words and numbers', () => {
+    expect(keywords('When did Caroline go to the LGBTQ support group?')).toEqual(['caroline', 'go', 'lgbtq', 'support', 'group']);
+    expect(keywords('What is my PIN? It was 4 digits, in May')).toEqual(['pin', '4', 'digits', 'may']);
+    expect(keywords('What did she do?')).toEqual([]);
+  });
+});
+
+describe('buildLuceneQuery', () => {
+  it('requires the owner clause (boost 0) and one of the terms', () => {
+    expect(buildLuceneQuery(['k1', 'k2'], [{ term: 'garden' }, { term: 'fence', weight: 0.3 }])).toBe('+scope_key:(k1 k2)^0 +(garden fence^0.3)');
+  });
+
+  it('returns null without terms or scope', () => {
+    expect(buildLuceneQuery(['k1'], [])).toBeNull();
+    expect(buildLuceneQuery([], [{ term: 'x' }])).toBeNull();
+  });
+
+  it('escapes query syntax so user text cannot change the query', () => {
+    expect(escapeLucene('a+b (c) "d" e:f OR g*')).toBe('a\\+b \\(c\\) \\"d\\" e\\:f or g\\*');
+    expect(buildLuceneQuery(['k'], [{ term: 'x) OR scope_key:(other' }])).toBe('+scope_key:(k)^0 +(x\\) or scope_key\\:\\(other)');
+  });
+});
+
+describe('parseTimeHint', () => {
+  const now = new Date('2023-08-20T12:00:00Z');
+  it('reads a month and year as that month', () => {
+    expect(parseTimeHint('What did we do in May 2023?', now)).toEqual({ since: '2023-05-01T00:00:00.000Z', until: '2023-05-31T23:59:59.999Z', text: 'May 2023' });
+  });
+  it('reads a bare year as that year', () => {
+    expect(parseTimeHint('What did Melanie paint in 2022?', now)).toMatchObject({ since: '2022-01-01T00:00:00.000Z', until: '2022-12-31T23:59:59.999Z' });
+  });
+  it('reads "last week" as about a week ago, plus or minus half a week', () => {
+    const hint = parseTimeHint('What did I say last week about the trip?', now)!;
+    expect(hint.text).toBe('last week');
+    expect(Date.parse(hint.since)).toBeLessThan(Date.parse('2023-08-13T00:00:00Z'));
+    expect(Date.parse(hint.until)).toBeGreaterThan(Date.parse('2023-08-13T00:00:00Z'));
+    expect(Date.parse(hint.until) - Date.parse(hint.since)).toBe(7 * 86_400_000);
+  });
+  it('reads "yesterday" as that day', () => {
+    expect(parseTimeHint('what did he do yesterday', now)).toMatchObject({ since: '2023-08-19T00:00:00.000Z', until: '2023-08-19T23:59:59.999Z' });
+  });
+  it('finds nothing in a query without time words', () => {
+    expect(parseTimeHint('When did Caroline go to the support group?', now)).toBeUndefined();
+  });
+});
+
+describe('feedbackTerms', () => {
+  it('keeps words shared by at least two top hits, minus the query words', () => {
+    expect(feedbackTerms(['the pottery class was fun', 'pottery class again today', 'I like painting'], new Set(['class']))).toEqual(['pottery']);
+  });
+});
