@@ -6,6 +6,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { defaultLocomoPath } from './recall-datasets';
 import { RulesExtractor } from '../src/extraction/rules-extractor';
 
 interface LocomoTurn {
@@ -25,7 +26,7 @@ interface Label {
 }
 
 const root = resolve(__dirname, '..');
-const data = JSON.parse(readFileSync(process.env.LOCOMO_PATH ?? resolve(root, '../shared/data/locomo10.json'), 'utf8')) as Sample[];
+const data = JSON.parse(readFileSync(defaultLocomoPath(), 'utf8')) as Sample[];
 const labels = (JSON.parse(readFileSync(join(root, 'test/fixtures/extraction-labels.json'), 'utf8')) as { turns: Label[] }).turns;
 const extractor = new RulesExtractor({ factsFromAllRoles: true });
 

@@ -1,4 +1,15 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+/**
+ * Where LoCoMo is read from: LOCOMO_PATH, else the shared data folder next to the checkout,
+ * else the workplace's shared folder (a clean clone may live elsewhere). The file is
+ * CC BY-NC and is never copied into the repository.
+ */
+export function defaultLocomoPath(): string {
+  const candidates = [process.env.LOCOMO_PATH, resolve(__dirname, '../../shared/data/locomo10.json'), '/work/shared/data/locomo10.json'];
+  return candidates.find((p): p is string => p !== undefined && existsSync(p)) ?? candidates[1]!;
+}
 
 /**
  * Recall-benchmark datasets in one shape: conversations (one user each) made of dated

@@ -1,10 +1,9 @@
-import { resolve } from 'node:path';
 import cliProgress from 'cli-progress';
 import type { Mnemograph } from '../src/container';
 import { createEmbedder } from '../src/embedding';
 import { buildLuceneQuery, keywords } from '../src/retrieval';
 import type { CachingEmbedder } from './recall-embedding-cache';
-import { loadLocomo } from './recall-datasets';
+import { defaultLocomoPath, loadLocomo } from './recall-datasets';
 import { percentiles } from './recall-metrics';
 import { deleteUsers } from './recall-cleanup';
 
@@ -27,7 +26,7 @@ const COUNT_TURNS = `MATCH (t:Turn) WHERE t.user_id = $userId RETURN count(t) AS
  * (~17 copies each at 100k); queries are LoCoMo questions.
  */
 export async function runLatency(m: Mnemograph, embedder: CachingEmbedder, opts: { turns: number; queries: number; keep: boolean }): Promise<Record<string, unknown>> {
-  const ds = loadLocomo(resolve(__dirname, '../../shared/data/locomo10.json'));
+  const ds = loadLocomo(defaultLocomoPath());
   const pool = ds.conversations.flatMap((c) => c.sessions.flatMap((s) => s.turns));
   const userId = `bench-latency-${opts.turns}`;
   const tag = { subsystem: 'bench', op: 'latency' };

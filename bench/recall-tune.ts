@@ -11,7 +11,7 @@ import { createEmbedder } from '../src/embedding';
 import { Neo4jEpisodicStore } from '../src/episodic';
 import { HybridRecallEngine, RecallQuerySchema, recallSettingsFrom, type RecallSettings, type Techniques } from '../src/retrieval';
 import { CachingEmbedder } from './recall-embedding-cache';
-import { loadLocomo, loadLongMemEval, turnKey } from './recall-datasets';
+import { defaultLocomoPath, loadLocomo, loadLongMemEval, turnKey } from './recall-datasets';
 import { average, percentiles, publishedSessionRecall, scoreQuestion, type QuestionScores } from './recall-metrics';
 
 interface Variant {
@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   const o = new Command()
     .requiredOption('--run <id>')
     .option('--format <f>', 'locomo | longmemeval', 'locomo')
-    .option('--dataset <file>', 'dataset', '../shared/data/locomo10.json')
+    .option('--dataset <file>', 'dataset', defaultLocomoPath())
     .option('--variants <json>', 'variants', '[{"name":"default"}]')
     .option('--depth <n>', 'depth', '50')
     .option('--sample <n>', 'every n-th scored question only (faster, no published metric)', '1')

@@ -21,7 +21,7 @@ import { createMnemograph, type Mnemograph } from '../src/container';
 import { createEmbedder } from '../src/embedding';
 import type { Techniques } from '../src/retrieval';
 import { CachingEmbedder } from './recall-embedding-cache';
-import { loadLocomo, loadLongMemEval, turnKey, type BenchDataset } from './recall-datasets';
+import { loadLocomo, loadLongMemEval, turnKey, type BenchDataset, defaultLocomoPath } from './recall-datasets';
 import { average, percentiles, publishedSessionRecall, scoreQuestion, type QuestionScores } from './recall-metrics';
 import { deleteUsers } from './recall-cleanup';
 import { runLatency } from './recall-latency';
@@ -50,7 +50,7 @@ interface Options {
 async function main(): Promise<void> {
   const opts = new Command()
     .option('--format <format>', 'locomo | longmemeval | latency', 'locomo')
-    .option('--dataset <file>', 'dataset file', '../shared/data/locomo10.json')
+    .option('--dataset <file>', 'dataset file (default: LoCoMo, see defaultLocomoPath)')
     .option('--systems <list>', 'systems to run', 'hybrid,bm25,vector')
     .option('--depth <n>', 'turns asked of remember() per question (sessions are ranked from these)', '50')
     .option('--limit <n>', 'only the first n questions (quick runs)')
@@ -70,7 +70,7 @@ async function main(): Promise<void> {
       write(opts.out ?? join(ROOT, 'bench/results/recall-latency.json'), result);
       return;
     }
-    const dataset = opts.format === 'locomo' ? loadLocomo(resolve(opts.dataset!)) : loadLongMemEval(resolve(opts.dataset!));
+    const dataset = opts.format === 'locomo' ? loadLocomo(opts.dataset ? resolve(opts.dataset) : defaultLocomoPath()) : loadLongMemEval(resolve(opts.dataset!));
     const result = await runRecall(m, dataset, {
       systems: opts.systems.split(',').map((s) => s.trim()),
       depth: Number(opts.depth),

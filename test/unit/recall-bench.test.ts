@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadLocomo, loadLongMemEval, normaliseEvidence, parseLocomoDate, parseLongMemEvalDate } from '../../bench/recall-datasets';
+import { defaultLocomoPath, loadLocomo, loadLongMemEval, normaliseEvidence, parseLocomoDate, parseLongMemEvalDate } from '../../bench/recall-datasets';
 import { average, percentiles, publishedSessionRecall, rankSessions, scoreQuestion } from '../../bench/recall-metrics';
 
 describe('recall benchmark metrics', () => {
@@ -43,8 +43,8 @@ describe('recall benchmark datasets', () => {
     expect(parseLocomoDate('12:09 am on 13 September, 2023')).toBe('2023-09-13T00:09:00.000Z');
   });
 
-  // The dataset sits next to the checkout (../shared/data), not in the repository.
-  const locomo = resolve(__dirname, '../../../shared/data/locomo10.json');
+  // The dataset sits outside the repository (CC BY-NC); without it this one check cannot run.
+  const locomo = defaultLocomoPath();
   (existsSync(locomo) ? it : it.skip)('loads LoCoMo with the counts the dataset README gives', () => {
     const ds = loadLocomo(locomo);
     expect(ds.conversations).toHaveLength(10);
