@@ -19,7 +19,7 @@ export class BackgroundEmbedder {
     private readonly store: EpisodicStore,
     private readonly embedder: Embedder,
     private readonly log: Logger,
-    private readonly opts: { batchSize: number; pollMs: number; concurrency: number } = { batchSize: 32, pollMs: 2_000, concurrency: 2 },
+    private readonly opts: { batchSize: number; pollMs: number; batchesPerRound: number } = { batchSize: 32, pollMs: 2_000, batchesPerRound: 8 },
   ) {}
 
   start(): void {
@@ -59,9 +59,13 @@ export class BackgroundEmbedder {
     }
   }
 
-  /** Embeds up to `batchSize × concurrency` pending turns; returns how many. */
+  /**
+   * Embeds up to `batchSize × batchesPerRound` pending turns; returns how many. All batches
+   * are handed to the embedder at once, so its workers stay busy while finished batches are
+   * written; the only idle time is one read per round.
+   */
   private async step(): Promise<number> {
-    const pending = await this.store.pendingEmbeddings(this.opts.batchSize * this.opts.concurrency);
+    const pending = await this.store.pendingEmbeddings(this.opts.batchSize * this.opts.batchesPerRound);
     if (pending.length === 0) return 0;
     const batches: Array<typeof pending> = [];
     for (let i = 0; i < pending.length; i += this.opts.batchSize) batches.push(pending.slice(i, i + this.opts.batchSize));
