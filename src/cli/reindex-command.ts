@@ -3,6 +3,7 @@ import type { Config } from '../config';
 import { createMnemograph } from '../container';
 import type { Embedder } from '../embedding';
 import type { CypherRunner } from '../infra/neo4j';
+import { turnEmbeddingText } from '../episodic';
 
 const TAG = (op: string) => ({ subsystem: 'reindex', op });
 
@@ -11,7 +12,7 @@ const TAG = (op: string) => ({ subsystem: 'reindex', op });
  * (see semantic-memory, procedural-memory, goal-memory, episodic prepare).
  */
 export const EMBEDDED_TEXT: Record<string, string> = {
-  Turn: 'n.content',
+  Turn: turnEmbeddingText('n'),
   Fact: 'n.claim',
   Entity: "reduce(s = n.name, a IN coalesce(n.aliases, []) | s + ', ' + a) + CASE WHEN coalesce(n.description, '') = '' THEN '' ELSE ': ' + n.description END",
   Strategy: "reduce(s = coalesce(n.description, ''), p IN [coalesce(n.context_pattern, ''), reduce(t = '', x IN coalesce(n.tool_sequence, []) | t + CASE WHEN t = '' THEN '' ELSE ' ' END + x)] | CASE WHEN p = '' THEN s ELSE s + '\\n' + p END)",

@@ -148,7 +148,7 @@ export interface EpisodicStore {
   /** The given turns of one user that pass the query's channel, time and metadata filters. */
   getTurnsByIds(ids: string[], q: Omit<TurnQuery, 'limit'>): Promise<Turn[]>;
   /** Turns still waiting for an embedding, oldest first. */
-  pendingEmbeddings(limit: number): Promise<Array<{ id: string; content: string }>>;
+  pendingEmbeddings(limit: number): Promise<Array<{ id: string; content: string }>>; // content: the text to embed (speaker-prefixed)
   /** Stores embeddings; a turn whose id is gone is skipped. */
   setEmbeddings(rows: Array<{ id: string; embedding: number[] }>): Promise<number>;
   countPendingEmbeddings(): Promise<number>;

@@ -15,6 +15,11 @@ export function scopeKey(userId: string, channel: string): string {
   return `k${createHash('sha256').update(`${userId}\u0000${channel}`).digest('hex').slice(0, 24)}0`;
 }
 
+/** Cypher for the text a turn is embedded from (the rule of `embeddingText` in prepare.ts). */
+export function turnEmbeddingText(v: string): string {
+  return `CASE WHEN ${v}.speaker IS NULL OR ${v}.speaker = '' THEN ${v}.content ELSE ${v}.speaker + ': ' + ${v}.content END`;
+}
+
 /** Turn ids are derived, so (conversation, index) is unique through the id constraint. */
 export function turnId(conversationId: string, index: number): string {
   return `${conversationId}:${index}`;
@@ -135,7 +140,7 @@ MATCH (t:Turn {id: id}) WHERE ${RECALL_FILTER}
 RETURN ${TURN} AS turn`;
 
 // $limit -> {id, content}
-const PENDING = `MATCH (t:Turn) WHERE t.embedding_pending = true RETURN t.id AS id, t.content AS content LIMIT toInteger($limit)`;
+const PENDING = `MATCH (t:Turn) WHERE t.embedding_pending = true RETURN t.id AS id, ${turnEmbeddingText('t')} AS content LIMIT toInteger($limit)`;
 // -> {n}
 const COUNT_PENDING = `MATCH (t:Turn) WHERE t.embedding_pending = true RETURN count(t) AS n`;
 // $rows: [{id, embedding}] -> {n}

@@ -23,6 +23,15 @@ export function prepareTurn(input: z.output<typeof TurnInputSchema>, now: () => 
   };
 }
 
+/**
+ * The text a turn is embedded from: its speaker's name, when known, then the content, so a
+ * question about a person ("what did Caroline paint?") lands near that person's turns. The
+ * same rule in Cypher is TURN_EMBEDDING_TEXT (background embedder, reindex).
+ */
+export function embeddingText(turn: { content: string; metadata: NewTurn['metadata'] }): string {
+  return turn.metadata.speaker ? `${turn.metadata.speaker}: ${turn.content}` : turn.content;
+}
+
 /** Extra words indexed with the content so "what did Caroline say" finds Caroline's turns. */
 export function searchTextFor(metadata: NewTurn['metadata']): string {
   return [metadata.speaker, metadata.toolName].filter((s): s is string => typeof s === 'string' && s.length > 0).join(' ');

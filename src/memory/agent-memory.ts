@@ -5,7 +5,7 @@ import { ValidationError } from '../errors';
 import type { Embedder } from '../embedding';
 import { TurnInputSchema, type EpisodicStore, type ScoredTurn, type StoreTurnResult, type Turn, type TurnInput, type TurnLog } from '../episodic';
 import type { BackgroundEmbedder } from '../episodic/background-embedder';
-import { prepareTurn } from '../episodic/prepare';
+import { embeddingText, prepareTurn } from '../episodic/prepare';
 import type { Logger } from '../infra/logger';
 import { ChannelSchema, IdSchema, UserIdSchema, parseInput, withGlobal } from '../schemas';
 import type { ActiveGoal, SessionScope, WorkingMemoryStore } from '../working';
@@ -97,7 +97,7 @@ export class AgentMemory {
     const t0 = performance.now();
     if (this.d.embeddingMode === 'inline') {
       try {
-        const vectors = await this.d.embedder.embed(turns.map((t) => t.content), { priority: 'interactive' });
+        const vectors = await this.d.embedder.embed(turns.map(embeddingText), { priority: 'interactive' });
         turns.forEach((t, i) => (t.embedding = vectors[i]));
       } catch (err) {
         // Still store the turn; the background embedder picks it up later.
