@@ -1,4 +1,4 @@
--- 005_tenancy: tenants, their API keys (only a SHA-256 hash of each key is stored) and the
+-- 004_tenancy: tenants, their API keys (only a SHA-256 hash of each key is stored) and the
 -- user ids each tenant owns. The API namespaces a tenant's user ids as "<tenant>.<user>"
 -- in every store, so `tenant_users` is the registry that says which ids a tenant has used
 -- (reads of an unknown user answer 404) and what `forget-user` must erase.

@@ -1,4 +1,4 @@
--- 003_observations: the durable observation queue (seed 000's ContextEvent event bus) and the
+-- 002_observations: the durable observation queue (seed 000's ContextEvent event bus) and the
 -- schema-free per-user profile. recordObservation inserts a row with processed_at NULL; the
 -- consolidate job claims pending rows with FOR UPDATE SKIP LOCKED, applies them, and sets
 -- processed_at in the same transaction, so each row is applied once; a failed run rolls

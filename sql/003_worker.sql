@@ -1,4 +1,4 @@
--- 004_worker: what the background worker needs to be safe to interrupt and to account for.
+-- 003_worker: what the background worker needs to be safe to interrupt and to account for.
 --   consolidation_ledger: one row per knowledge item a consolidation applied (key derived from
 --     user, source and item), so a rerun after a crash skips what was already written.
 --   llm_usage: tokens and cost of every LLM call (extraction), ok or rejected.
