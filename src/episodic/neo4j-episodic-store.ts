@@ -1,5 +1,5 @@
 import type { ManagedTransaction } from 'neo4j-driver';
-import type { CypherRunner } from '../infra/neo4j';
+import { MAX_OVERFETCH, overfetch, type CypherRunner } from '../infra/neo4j';
 import { ValidationError } from '../errors';
 import { createHash } from 'node:crypto';
 import type { EpisodicStore, NewTurn, ScoredTurn, StoreTurnResult, Turn, TurnHit, TurnQuery } from './contract';
@@ -153,7 +153,6 @@ RETURN count(t) AS n`;
 
 const MIN_TIME = '0001-01-01T00:00:00Z';
 const MAX_TIME = '9999-12-31T23:59:59Z';
-const MAX_OVERFETCH = 5_000;
 const SCAN_MEMO_MS = 10 * 60_000;
 const SCAN_MEMO_MAX = 10_000;
 
@@ -285,18 +284,14 @@ export class Neo4jEpisodicStore implements EpisodicStore {
   }
 
   async vectorSearch(embedding: number[], q: TurnQuery): Promise<ScoredTurn[]> {
-    // Community Edition's vector index cannot filter: ask for more neighbours until enough
-    // of them belong to this user and window, or the index has nothing more to give.
-    let k = Math.max(q.limit * 4, 50);
-    for (;;) {
-      const rows = await this.db.read<{ turn: TurnRow; score: number }>(
+    const rows = await overfetch(q.limit, (k) =>
+      this.db.read<{ turn: TurnRow; score: number }>(
         VECTOR_SEARCH,
         { k, embedding, userId: q.userId, channels: q.channels, since: q.since ?? MIN_TIME, until: q.until ?? MAX_TIME, limit: q.limit },
         TAG('vectorSearch'),
-      );
-      if (rows.length >= q.limit || k >= MAX_OVERFETCH) return rows.map((r) => ({ turn: toTurn(r.turn), score: r.score }));
-      k = Math.min(k * 5, MAX_OVERFETCH);
-    }
+      ),
+    );
+    return rows.map((r) => ({ turn: toTurn(r.turn), score: r.score }));
   }
 
   async fulltextSearch(luceneQuery: string, q: TurnQuery): Promise<TurnHit[]> {

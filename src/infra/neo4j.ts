@@ -106,3 +106,20 @@ export async function waitForNeo4j(driver: Driver, ctx: { uri: string; database:
     }
   }
 }
+
+/** The most rows asked of an index that cannot filter before giving up on more. */
+export const MAX_OVERFETCH = 5_000;
+
+/**
+ * Community Edition's vector and full-text indexes cannot filter by user: ask for more
+ * neighbours (k) until `limit` rows survive the post-filter, or the index has nothing more
+ * to give. `run(k)` returns the filtered rows for a k.
+ */
+export async function overfetch<T>(limit: number, run: (k: number) => Promise<T[]>): Promise<T[]> {
+  let k = Math.max(limit * 4, 50);
+  for (;;) {
+    const found = await run(k);
+    if (found.length >= limit || k >= MAX_OVERFETCH) return found;
+    k = Math.min(k * 5, MAX_OVERFETCH);
+  }
+}

@@ -1,10 +1,9 @@
 import type { ManagedTransaction } from 'neo4j-driver';
 import { NotFoundError, ValidationError } from '../errors';
-import type { CypherRunner } from '../infra/neo4j';
+import { overfetch, type CypherRunner } from '../infra/neo4j';
 import type { Json, LearnStrategyResult, NewInvocation, NewStrategy, ProceduralStore, RecordInvocationResult, Strategy, ToolInvocation, ToolStats } from './contract';
 
 const TAG = (op: string) => ({ subsystem: 'procedural', op });
-const MAX_OVERFETCH = 5_000;
 const MIN_TIME = '0001-01-01T00:00:00Z';
 
 // Projection of a ToolInvocation node `i` (tool input/output as JSON text).
@@ -227,12 +226,3 @@ export class Neo4jProceduralStore implements ProceduralStore {
   }
 }
 
-/** Indexes cannot filter by user (Community Edition): widen k until enough rows survive. */
-async function overfetch<T>(limit: number, run: (k: number) => Promise<T[]>): Promise<T[]> {
-  let k = Math.max(limit * 4, 50);
-  for (;;) {
-    const found = await run(k);
-    if (found.length >= limit || k >= MAX_OVERFETCH) return found;
-    k = Math.min(k * 5, MAX_OVERFETCH);
-  }
-}

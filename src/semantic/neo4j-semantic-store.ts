@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ManagedTransaction } from 'neo4j-driver';
 import { NotFoundError, ValidationError } from '../errors';
-import type { CypherRunner } from '../infra/neo4j';
+import { overfetch, type CypherRunner } from '../infra/neo4j';
 import { GLOBAL_CHANNEL } from '../schemas';
 import type {
   CreateRelationshipResult,
@@ -28,7 +28,6 @@ import { aliasesText, mergeAliases, mergedType, nameKeys, normalizeClaim, normal
 import { luceneQuery } from './lucene';
 
 const TAG = (op: string) => ({ subsystem: 'semantic', op });
-const MAX_OVERFETCH = 5_000;
 
 // Projection of an Entity node into the row every read returns (no embedding).
 const ENTITY = `{ id: e.id, userId: e.user_id, channel: e.channel, name: e.name, type: e.type, aliases: coalesce(e.aliases, []),
@@ -857,15 +856,3 @@ function entityParams(q: EntityQuery): Record<string, unknown> {
   return { userId: q.userId, channels: q.channels, limit: q.limit, types: q.types && q.types.length > 0 ? q.types : null };
 }
 
-/**
- * Community Edition's vector and full-text indexes cannot filter by user: ask for more
- * neighbours until enough survive the post-filter, or the index has nothing more to give.
- */
-async function overfetch<T>(limit: number, run: (k: number) => Promise<T[]>): Promise<T[]> {
-  let k = Math.max(limit * 4, 50);
-  for (;;) {
-    const found = await run(k);
-    if (found.length >= limit || k >= MAX_OVERFETCH) return found;
-    k = Math.min(k * 5, MAX_OVERFETCH);
-  }
-}
