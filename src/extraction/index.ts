@@ -1,3 +1,4 @@
+import type { Config } from '../config';
 import type { Logger } from '../infra/logger';
 import type { Extractor, UsageSink } from './contract';
 import { AnthropicExtractor, OpenAIExtractor } from './llm-extractor';
@@ -11,16 +12,11 @@ export { RulesExtractor } from './rules-extractor';
 export { AnthropicExtractor, OpenAIExtractor } from './llm-extractor';
 export { PgUsageSink } from './pg-usage-sink';
 
-export interface ExtractionConfig {
-  provider: 'rules' | 'openai' | 'anthropic' | 'openai-compatible';
-  model: string;
-  baseUrl?: string;
-  apiKey?: string;
-  timeoutMs: number;
-  maxOutputTokens: number;
-  priceInputPerMTok?: number;
-  priceOutputPerMTok?: number;
-}
+/** The settings the extractor factory reads (see Config['extraction']). */
+export type ExtractionConfig = Pick<
+  Config['extraction'],
+  'provider' | 'model' | 'baseUrl' | 'apiKey' | 'timeoutMs' | 'maxOutputTokens' | 'priceInputPerMTok' | 'priceOutputPerMTok'
+>;
 
 /** Builds the configured extractor (called by the composition root only). */
 export function createExtractor(config: ExtractionConfig, deps: { log: Logger; usage?: UsageSink }): Extractor {
