@@ -76,7 +76,12 @@ export async function runLatency(m: Mnemograph, embedder: CachingEmbedder, opts:
   };
   // remember() with the default techniques; query vectors come from the cache (see below for
   // what embedding a new query costs with the offline model).
-  const remember = await measure('remember', (i) => m.memory.remember({ userId, query: questions[i]!, topK: 10 }));
+  const stages: Record<string, number[]> = {};
+  const remember = await measure('remember', async (i) => {
+    const bundle = await m.memory.remember({ userId, query: questions[i]!, topK: 10 });
+    for (const [stage, ms] of Object.entries(bundle.timings)) (stages[stage] ??= []).push(ms);
+  });
+  const rememberStages = Object.fromEntries(Object.entries(stages).map(([stage, ms]) => [stage, percentiles(ms)]));
   const bareVector = await measure('vector', (i) => m.neo4j.read(BARE_VECTOR, { k: 10, embedding: embeddings[i] }, tag));
   const bareFulltext = await measure('fulltext', (i) =>
     m.neo4j.read(BARE_FULLTEXT, { k: 10, query: (buildLuceneQuery(['x'], keywords(questions[i]!).map((term) => ({ term }))) ?? 'nothing').replace(/^\+scope_key:\(x\)\^0 /, '') }, tag),
@@ -97,6 +102,7 @@ export async function runLatency(m: Mnemograph, embedder: CachingEmbedder, opts:
     stored_turns_for_user: stored,
     queries: questions.length,
     remember_ms: remember,
+    remember_stage_ms: rememberStages,
     bare_vector_query_ms: bareVector,
     bare_fulltext_query_ms: bareFulltext,
     cold_query_embedding_ms: percentiles(embedMs.slice(1)),

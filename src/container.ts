@@ -13,6 +13,7 @@ import { AgentMemory } from './memory/agent-memory';
 import { checkEmbeddingLock, REPO_ROOT, runMigrations } from './migrate';
 import { FailoverWorkingStore, MemoryWorkingStore, RedisWorkingStore } from './working';
 import { HybridRecallEngine, Neo4jReinforcer, recallSettingsFrom, type ProfileSource, type RecallSource } from './retrieval';
+import { createDefaultSources } from './retrieval/sources';
 import { Neo4jSemanticStore } from './semantic';
 import { Neo4jProceduralStore, PgToolInvocationLog } from './procedural';
 import { Neo4jGoalStore } from './goals';
@@ -56,7 +57,7 @@ export interface CreateOptions {
   skipEmbeddingLock?: boolean;
   /** Start the background embedder loop (default true). */
   backgroundEmbedding?: boolean;
-  /** Extra recall sources (facts, entities, strategies, goals) and the profile, until wired here. */
+  /** Replace the default recall sources (facts, entities, strategies, goals over their stores) and the profile source. */
   recallSources?: RecallSource[];
   profileSource?: ProfileSource;
   /** Replace the configured extractor (tests with a scripted LLM). */
@@ -109,21 +110,27 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
   if (opts.backgroundEmbedding !== false) backgroundEmbedder.start();
 
   const reinforcer = new Neo4jReinforcer(neo4j, log);
+  // The worker's promote job reads candidates straight from the store (across users).
+  const semanticStore = new Neo4jSemanticStore(neo4j);
+  const proceduralStore = new Neo4jProceduralStore(neo4j);
+  const goalStore = new Neo4jGoalStore(neo4j);
+  const profileStore = new PgProfileStore();
+  const recallSettings = recallSettingsFrom(config.recall);
+  // Facts, entities, strategies, goals and the profile come from their stores unless replaced.
+  const defaults = createDefaultSources({ neo4j, semantic: semanticStore, procedural: proceduralStore, goals: goalStore, settings: recallSettings, pg: pools.primary, profiles: profileStore });
   const recall = new HybridRecallEngine({
     episodic,
     embedder,
-    settings: recallSettingsFrom(config.recall),
+    settings: recallSettings,
     audit,
     log,
-    sources: opts.recallSources,
-    profile: opts.profileSource,
+    sources: opts.recallSources ?? defaults.sources,
+    presence: opts.recallSources ? undefined : defaults.presence,
+    profile: opts.profileSource ?? defaults.profile,
     reinforcer,
   });
 
-  // The worker's promote job reads candidates straight from the store (across users).
-  const semanticStore = new Neo4jSemanticStore(neo4j);
   const observations = new PgObservationQueue(pools.primary);
-  const profileStore = new PgProfileStore();
   const memory = new AgentMemory({
     episodic,
     turnLog: new PgTurnLog(pools.primary),
@@ -135,9 +142,9 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     embeddingMode: config.embedding.mode,
     recall,
     semantic: semanticStore,
-    procedural: new Neo4jProceduralStore(neo4j),
+    procedural: proceduralStore,
     toolLog: new PgToolInvocationLog(pools.primary),
-    goals: new Neo4jGoalStore(neo4j),
+    goals: goalStore,
     promotionThresholds: config.worker.promotion,
     observations,
     profiles: { get: (userId) => profileStore.get(pools.primary, userId) },

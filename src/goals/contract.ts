@@ -130,4 +130,10 @@ export interface GoalStore {
   addBlocker(userId: string, goalId: string, blockerId: string): Promise<Goal>;
   /** Open goals of the user in `channels`, highest priority first, then earliest deadline, then oldest. */
   listActiveGoals(q: { userId: string; channels: string[]; includeBlocked: boolean; limit: number }): Promise<Goal[]>;
+  /**
+   * Open goals of the user in `channels` with their cosine similarity (0-1, Neo4j's
+   * normalised cosine) to `embedding`; `similarity` is null for a goal without an embedding
+   * or when no embedding is given. Most similar first, then as listActiveGoals; at most `limit`.
+   */
+  similarActiveGoals(q: { userId: string; channels: string[]; embedding?: number[]; limit: number }): Promise<Array<{ goal: Goal; similarity: number | null }>>;
 }

@@ -70,6 +70,15 @@ const ACTIVE_GOALS = `
 MATCH (g:Goal) WHERE g.user_id = $userId AND g.channel IN $channels AND g.status IN $statuses
 RETURN ${GOAL} AS goal ORDER BY g.priority DESC, g.deadline ASC, g.created_at ASC, g.id LIMIT toInteger($limit)`;
 
+// $userId, $channels, $embedding, $limit -> {goal, similarity}: open goals, most similar to the query first
+// (a user has few open goals, so an exact scan of them beats the shared vector index)
+const SIMILAR_ACTIVE_GOALS = `
+MATCH (g:Goal) WHERE g.user_id = $userId AND g.channel IN $channels AND g.status IN ['active', 'blocked']
+WITH g, CASE WHEN $embedding IS NULL OR g.embedding IS NULL OR size(g.embedding) <> size($embedding) THEN null
+  ELSE vector.similarity.cosine(g.embedding, $embedding) END AS similarity
+RETURN ${GOAL} AS goal, similarity
+ORDER BY coalesce(similarity, -1) DESC, g.priority DESC, g.deadline ASC, g.created_at ASC, g.id LIMIT toInteger($limit)`;
+
 async function rows<T>(tx: ManagedTransaction, cypher: string, params: Record<string, unknown>): Promise<T[]> {
   return (await tx.run(cypher, params)).records.map((r) => r.toObject() as T);
 }
@@ -136,5 +145,13 @@ export class Neo4jGoalStore implements GoalStore {
     const statuses = q.includeBlocked ? OPEN : ['active'];
     const found = await this.db.read<{ goal: Goal }>(ACTIVE_GOALS, { userId: q.userId, channels: q.channels, statuses, limit: q.limit }, TAG('listActiveGoals'));
     return found.map((r) => r.goal);
+  }
+
+  async similarActiveGoals(q: { userId: string; channels: string[]; embedding?: number[]; limit: number }): Promise<Array<{ goal: Goal; similarity: number | null }>> {
+    return this.db.read<{ goal: Goal; similarity: number | null }>(
+      SIMILAR_ACTIVE_GOALS,
+      { userId: q.userId, channels: q.channels, embedding: q.embedding ?? null, limit: q.limit },
+      TAG('similarActiveGoals'),
+    );
   }
 }

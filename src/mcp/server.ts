@@ -53,11 +53,6 @@ export function createMcpServer(deps: McpDeps, scope: McpScope): McpServer {
           const b = await memory.remember({ userId: scope.userId, query: args.query, channels: [scope.channel], topK: args.limit });
           const lines: string[] = [];
           for (const f of b.facts) lines.push(`fact ${present(f.id)}: ${clip(f.text)}${conf(f.data)}`);
-          if (b.facts.length === 0 && has('vectorSearchFacts')) {
-            // Recall without a wired fact source still answers with facts: the agent's own remember_fact calls must be findable.
-            const facts = await memory.vectorSearchFacts({ userId: scope.userId, channels: [scope.channel], query: args.query, topK: args.limit });
-            for (const f of facts) lines.push(`fact ${present(f.fact.id)}: ${clip(f.fact.claim)} (${f.fact.confidence.toFixed(2)})`);
-          }
           for (const e of b.entities) lines.push(`entity ${present(e.id)}: ${clip(e.text)}`);
           for (const g of b.goals) lines.push(`goal ${present(g.id)}: ${clip(g.text)}`);
           for (const s of b.strategies) lines.push(`strategy ${present(s.id)}: ${clip(s.text)}`);

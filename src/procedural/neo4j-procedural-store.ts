@@ -1,6 +1,6 @@
 import type { ManagedTransaction } from 'neo4j-driver';
 import { NotFoundError, ValidationError } from '../errors';
-import { overfetch, type CypherRunner } from '../infra/neo4j';
+import { indexOrFallback, MAX_OVERFETCH, type CypherRunner } from '../infra/neo4j';
 import type { Json, LearnStrategyResult, NewInvocation, NewStrategy, ProceduralStore, RecordInvocationResult, Strategy, ToolInvocation, ToolStats } from './contract';
 
 const TAG = (op: string) => ({ subsystem: 'procedural', op });
@@ -108,6 +108,13 @@ CALL db.index.vector.queryNodes('strategy_embeddings', toInteger($k), $embedding
 WHERE s.user_id = $userId AND s.channel IN $channels
 RETURN ${STRATEGY} AS strategy, score ORDER BY score DESC LIMIT toInteger($limit)`;
 
+// $embedding, $userId, $channels, $limit -> {strategy, score}: exact cosine over the user's strategies (index
+// seek on user_id, channel) when the shared index's neighbourhood holds too few of them; normalised like the index score
+const VECTOR_STRATEGIES_EXACT = `
+MATCH (s:Strategy) WHERE s.user_id = $userId AND s.channel IN $channels AND s.embedding IS NOT NULL
+WITH s, vector.similarity.cosine(s.embedding, $embedding) AS score ORDER BY score DESC LIMIT toInteger($limit)
+RETURN ${STRATEGY} AS strategy, score ORDER BY score DESC`;
+
 // $k, $query, $userId, $channels, $limit -> {strategy, score}
 const FULLTEXT_STRATEGIES = `
 CALL db.index.fulltext.queryNodes('strategy_text_fulltext', $query, {limit: toInteger($k)}) YIELD node AS s, score
@@ -211,17 +218,18 @@ export class Neo4jProceduralStore implements ProceduralStore {
   }
 
   async vectorSearchStrategies(embedding: number[], userId: string, channels: string[], limit: number): Promise<Array<{ strategy: Strategy; score: number }>> {
-    const found = await overfetch(limit, (k) =>
-      this.db.read<{ strategy: StrategyRow; score: number }>(VECTOR_STRATEGIES, { k, embedding, userId, channels, limit }, TAG('vectorSearchStrategies')),
+    const found = await indexOrFallback(
+      limit,
+      (k) => this.db.read<{ strategy: StrategyRow; score: number }>(VECTOR_STRATEGIES, { k, embedding, userId, channels, limit }, TAG('vectorSearchStrategies')),
+      () => this.db.read<{ strategy: StrategyRow; score: number }>(VECTOR_STRATEGIES_EXACT, { embedding, userId, channels, limit }, TAG('vectorSearchStrategiesExact')),
     );
     return found.map((r) => ({ strategy: toStrategy(r.strategy), score: r.score }));
   }
 
   async fullTextSearchStrategies(query: string, userId: string, channels: string[], limit: number): Promise<Array<{ strategy: Strategy; score: number }>> {
     if (!query) return [];
-    const found = await overfetch(limit, (k) =>
-      this.db.read<{ strategy: StrategyRow; score: number }>(FULLTEXT_STRATEGIES, { k, query, userId, channels, limit }, TAG('fullTextSearchStrategies')),
-    );
+    const run = (k: number) => this.db.read<{ strategy: StrategyRow; score: number }>(FULLTEXT_STRATEGIES, { k, query, userId, channels, limit }, TAG('fullTextSearchStrategies'));
+    const found = await indexOrFallback(limit, run, () => run(MAX_OVERFETCH));
     return found.map((r) => ({ strategy: toStrategy(r.strategy), score: r.score }));
   }
 }

@@ -85,6 +85,8 @@ export interface RecallItem {
   related?: Array<{ id: string; text: string; relation: string }>;
   /** Source-specific fields (confidence, status...), passed through. */
   data?: Record<string, unknown>;
+  /** The source's own signals (full-text / vector rank, graph hop...), merged into the item's signals. */
+  signals?: Signals;
 }
 
 export interface RecalledItem extends RecallItem {
@@ -104,6 +106,8 @@ export interface SourceRequest {
   since?: string;
   until?: string;
   filters: TurnFilters;
+  /** The moment "current" is judged against (the query's asOf, default now). */
+  asOf?: string;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { countTokens } from 'gpt-tokenizer/cjs/encoding/o200k_base';
-import type { MemoryBundle } from './contract';
+import type { MemoryBundle, RecalledItem } from './contract';
 
 export interface FormatOptions {
   /** Hard ceiling on the block's size in o200k tokens (tags included). */
@@ -40,10 +40,12 @@ export function formatContext(bundle: MemoryBundle, opts: FormatOptions = {}): s
       used += cost;
       continue;
     }
-    // When not even the most relevant memory fits, shorten its body (the id stays whole).
-    if (out.length === 0) {
+    // When not even the most relevant memory fits, shorten its body (the id stays whole);
+    // the profile, last, is shortened into whatever room is left.
+    if (out.length === 0 || line === profile) {
       const room = budget - used - 1 - countTokens(`${line.head} `);
-      const short = shorten(line.body, room);
+      // A profile squeezed below a few words says nothing; leave it out then.
+      const short = out.length === 0 || room >= 8 ? shorten(line.body, room) : undefined;
       if (short) out.push(`${line.head} ${short}`);
     }
     break;
@@ -63,18 +65,45 @@ function memoryLines(b: MemoryBundle): Line[] {
     };
   });
   for (const item of [...b.facts, ...b.entities, ...b.strategies, ...b.goals]) {
-    const extra = item.related?.length ? ` (related: ${item.related.map((r) => `${r.relation} ${r.text}`).join('; ')})` : '';
-    lines.push({ relevance: item.relevance, head: `- [${item.kind}:${item.id}]`, body: `${oneLine(item.text)}${extra}` });
+    lines.push({ relevance: item.relevance, head: `- [${item.kind}:${item.id}]`, body: `${oneLine(item.text)}${annotation(item)}` });
   }
   // Stable: within equal relevance, the order of the sources above.
   return lines.map((l, i) => ({ l, i })).sort((a, b) => b.l.relevance - a.l.relevance || a.i - b.i).map((x) => x.l);
 }
 
+/** The few words after an item that change how it reads: a fact no longer current, a goal's urgency, a strategy's record, an entity's links. */
+function annotation(item: RecalledItem): string {
+  const d = item.data ?? {};
+  const parts: string[] = [];
+  if (item.kind === 'fact' && item.temporal && item.temporal !== 'current') {
+    const to = typeof d.validTo === 'string' ? ` until ${d.validTo.slice(0, 10)}` : '';
+    parts.push(`${item.temporal}${item.temporal === 'past' ? to : ''}`);
+  }
+  if (item.kind === 'goal') {
+    if (typeof d.priority === 'number') parts.push(`priority ${d.priority}`);
+    if (d.status === 'blocked') parts.push('blocked');
+    if (typeof d.deadline === 'string') parts.push(`due ${d.deadline.slice(0, 10)}`);
+  }
+  if (item.kind === 'strategy') {
+    if (Array.isArray(d.toolSequence) && d.toolSequence.length > 0) parts.push(`tools: ${d.toolSequence.join(' → ')}`);
+    if (typeof d.successRate === 'number') parts.push(`${Math.round(d.successRate * 100)}% success`);
+  }
+  if (item.related?.length) parts.push(`related: ${item.related.map((r) => `${r.relation} ${r.text}`).join('; ')}`);
+  return parts.length > 0 ? ` (${parts.join(', ')})` : '';
+}
+
+/**
+ * The profile's keys as one line (lists comma-joined). The narrative restates the keys at
+ * length, so it is shown only when the profile has nothing else.
+ */
 function profileLine(profile: Record<string, unknown> | null): Line | undefined {
   if (!profile) return undefined;
-  const entries = Object.entries(profile).filter(([, v]) => v !== null && v !== undefined && v !== '');
+  const present = (v: unknown) => v !== null && v !== undefined && v !== '' && !(Array.isArray(v) && v.length === 0);
+  let entries = Object.entries(profile).filter(([, v]) => present(v));
+  if (entries.some(([k]) => k !== 'narrative')) entries = entries.filter(([k]) => k !== 'narrative');
   if (entries.length === 0) return undefined;
-  return { relevance: 0, head: '- [profile]', body: entries.map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join('; ') };
+  const value = (v: unknown): string => (typeof v === 'string' ? v : Array.isArray(v) ? v.map(value).join(', ') : JSON.stringify(v));
+  return { relevance: 0, head: '- [profile]', body: entries.map(([k, v]) => `${k.replace(/_/g, ' ')}: ${value(v)}`).join('; ') };
 }
 
 function oneLine(s: string): string {

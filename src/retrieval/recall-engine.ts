@@ -32,6 +32,8 @@ export interface RecallEngineDeps {
   audit: AuditLogger;
   log: Logger;
   sources?: RecallSource[];
+  /** Which kinds a user has at all; sources of absent kinds are skipped. */
+  presence?: { kinds(userId: string, channels: string[]): Promise<Set<RecallItemKind>> };
   profile?: ProfileSource;
   reinforcer?: Reinforcer;
   /** Enables the LLM techniques (query expansion, HyDE); without it they use the offline path. */
@@ -117,9 +119,13 @@ export class HybridRecallEngine implements RecallEngine {
     const vector = q.includeEpisodic && tech.vector
       ? embedding.then((e) => (e ? timed('vector', () => this.d.episodic.similarTurns(e, { ...scope, limit: candidates }), [] as TurnHit[]) : []))
       : Promise.resolve([] as TurnHit[]);
+    // Asked while the query is embedded; unknown (no presence check, or it failed) = search all.
+    const present = sources.length > 0 && this.d.presence ? timed('presence', () => this.d.presence!.kinds(q.userId, channels), undefined) : Promise.resolve(undefined);
     const items = sources.map((src) =>
-      embedding.then((e) =>
-        timed(src.kind, () => src.search({ userId: q.userId, channels, query: q.query, embedding: e, limit: q.topK, since, until, filters }), [] as RecallItem[]),
+      Promise.all([embedding, present]).then(([e, kinds]) =>
+        kinds && !kinds.has(src.kind)
+          ? ([] as RecallItem[])
+          : timed(src.kind, () => src.search({ userId: q.userId, channels, query: q.query, embedding: e, limit: q.topK, since, until, filters, asOf: asOf.toISOString() }), [] as RecallItem[]),
       ),
     );
     const profile = q.includeProfile && this.d.profile ? timed('profile', () => this.d.profile!.getProfile(q.userId), null) : Promise.resolve(null);
@@ -305,7 +311,7 @@ export class HybridRecallEngine implements RecallEngine {
       const w = weights[SOURCE_WEIGHT[item.kind]];
       const temporal = item.temporal ? TEMPORAL_BOOST[item.temporal] : 1;
       const r = recency && item.timestamp ? recencyScore(Date.parse(item.timestamp), asOf.getTime(), this.d.settings.recencyHalfLifeDays * DAY_MS) : 0;
-      const signals: Signals = { [item.kind]: { rank: i + 1, score: round(item.score, 4) } };
+      const signals: Signals = { ...item.signals, [item.kind]: { rank: i + 1, score: round(item.score, 4) } };
       if (item.temporal) signals.temporal = { note: item.temporal, score: temporal };
       return { ...item, relevance: round(w * (item.score / max) * temporal + weights.recency * r, 6), signals };
     });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ManagedTransaction } from 'neo4j-driver';
 import { NotFoundError, ValidationError } from '../errors';
-import { overfetch, type CypherRunner } from '../infra/neo4j';
+import { indexOrFallback, MAX_OVERFETCH, type CypherRunner } from '../infra/neo4j';
 import { GLOBAL_CHANNEL } from '../schemas';
 import type {
   CreateRelationshipResult,
@@ -268,11 +268,28 @@ WITH f, score ORDER BY score DESC LIMIT toInteger($limit)
 ${WITH_ABOUT.replace('WITH f,', 'WITH f, score,')}
 RETURN ${FACT} AS fact, score ORDER BY score DESC`;
 
+// $embedding, $userId, $channels, $includeInactive, $minConfidence, $limit -> {fact, score}: exact cosine over the
+// user's facts (index seek on user_id, channel) when the shared index's neighbourhood holds too few of them;
+// vector.similarity.cosine is normalised like the index score, (1 + cos) / 2
+const VECTOR_FACTS_EXACT = `
+MATCH (f:Fact) WHERE f.user_id = $userId AND f.channel IN $channels AND ($includeInactive OR f.status = 'active') AND f.confidence >= $minConfidence
+  AND f.embedding IS NOT NULL
+WITH f, vector.similarity.cosine(f.embedding, $embedding) AS score ORDER BY score DESC LIMIT toInteger($limit)
+${WITH_ABOUT.replace('WITH f,', 'WITH f, score,')}
+RETURN ${FACT} AS fact, score ORDER BY score DESC`;
+
 // $k, $embedding, $userId, $channels, $types, $limit -> {entity, score}
 const VECTOR_ENTITIES = `
 CALL db.index.vector.queryNodes('entity_embeddings', toInteger($k), $embedding) YIELD node AS e, score
 WHERE e.user_id = $userId AND e.channel IN $channels AND e.valid_to IS NULL AND ($types IS NULL OR e.type IN $types)
 RETURN ${ENTITY} AS entity, score ORDER BY score DESC LIMIT toInteger($limit)`;
+
+// $embedding, $userId, $channels, $types, $limit -> {entity, score}: exact cosine over the user's live entities
+const VECTOR_ENTITIES_EXACT = `
+MATCH (e:Entity) WHERE e.user_id = $userId AND e.channel IN $channels AND e.valid_to IS NULL AND ($types IS NULL OR e.type IN $types)
+  AND e.embedding IS NOT NULL
+WITH e, vector.similarity.cosine(e.embedding, $embedding) AS score ORDER BY score DESC LIMIT toInteger($limit)
+RETURN ${ENTITY} AS entity, score ORDER BY score DESC`;
 
 // $k, $query, $userId, $channels, $includeInactive, $minConfidence, $limit -> {fact, score}
 const FULLTEXT_FACTS = `
@@ -754,26 +771,38 @@ export class Neo4jSemanticStore implements SemanticStore {
   // --------------------------------------------------------------------- search
 
   async vectorSearchFacts(embedding: number[], q: FactQuery): Promise<ScoredFact[]> {
-    const found = await overfetch(q.limit, (k) => this.db.read<{ fact: FactRow; score: number }>(VECTOR_FACTS, { ...factParams(q), k, embedding }, TAG('vectorSearchFacts')));
+    const params = { ...factParams(q), embedding };
+    const found = await indexOrFallback(
+      q.limit,
+      (k) => this.db.read<{ fact: FactRow; score: number }>(VECTOR_FACTS, { ...params, k }, TAG('vectorSearchFacts')),
+      () => this.db.read<{ fact: FactRow; score: number }>(VECTOR_FACTS_EXACT, params, TAG('vectorSearchFactsExact')),
+    );
     return found.map((r) => ({ fact: toFact(r.fact), score: r.score }));
   }
 
   async vectorSearchEntities(embedding: number[], q: EntityQuery): Promise<ScoredEntity[]> {
-    const found = await overfetch(q.limit, (k) => this.db.read<{ entity: EntityRow; score: number }>(VECTOR_ENTITIES, { ...entityParams(q), k, embedding }, TAG('vectorSearchEntities')));
+    const params = { ...entityParams(q), embedding };
+    const found = await indexOrFallback(
+      q.limit,
+      (k) => this.db.read<{ entity: EntityRow; score: number }>(VECTOR_ENTITIES, { ...params, k }, TAG('vectorSearchEntities')),
+      () => this.db.read<{ entity: EntityRow; score: number }>(VECTOR_ENTITIES_EXACT, params, TAG('vectorSearchEntitiesExact')),
+    );
     return found.map((r) => ({ entity: toEntity(r.entity), score: r.score }));
   }
 
   async fullTextSearchFacts(text: string, q: FactQuery): Promise<ScoredFact[]> {
     const query = luceneQuery(text);
     if (!query) return [];
-    const found = await overfetch(q.limit, (k) => this.db.read<{ fact: FactRow; score: number }>(FULLTEXT_FACTS, { ...factParams(q), k, query }, TAG('fullTextSearchFacts')));
+    const run = (k: number) => this.db.read<{ fact: FactRow; score: number }>(FULLTEXT_FACTS, { ...factParams(q), k, query }, TAG('fullTextSearchFacts'));
+    const found = await indexOrFallback(q.limit, run, () => run(MAX_OVERFETCH));
     return found.map((r) => ({ fact: toFact(r.fact), score: r.score }));
   }
 
   async fullTextSearchEntities(text: string, q: EntityQuery): Promise<ScoredEntity[]> {
     const query = luceneQuery(text);
     if (!query) return [];
-    const found = await overfetch(q.limit, (k) => this.db.read<{ entity: EntityRow; score: number }>(FULLTEXT_ENTITIES, { ...entityParams(q), k, query }, TAG('fullTextSearchEntities')));
+    const run = (k: number) => this.db.read<{ entity: EntityRow; score: number }>(FULLTEXT_ENTITIES, { ...entityParams(q), k, query }, TAG('fullTextSearchEntities'));
+    const found = await indexOrFallback(q.limit, run, () => run(MAX_OVERFETCH));
     return found.map((r) => ({ entity: toEntity(r.entity), score: r.score }));
   }
 
