@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { RecallSettings } from '../retrieval/contract';
 import { ConfigError } from '../errors';
 import { envSchema, type Env } from './schema';
 
@@ -21,20 +22,7 @@ export interface Config {
   audit: { level: 'off' | 'writes' | 'reads' | 'verbose'; partitionDaysAhead: number; retentionDays: number; spoolDir: string };
   working: { ttlSeconds: number; maxTurns: number };
   /** Recall techniques and weights (see src/retrieval). */
-  recall: {
-    techniques: { fulltext: boolean; vector: boolean; neighbours: boolean; speakerBoost: boolean; recency: boolean; selfQuery: 'off' | 'boost' | 'filter'; diversityCap: number; queryExpansion: 'off' | 'feedback' | 'llm'; hyde: boolean; rerank: boolean };
-    weights: { episodic: number; facts: number; entities: number; procedural: number; recency: number };
-    fusion: 'rrf' | 'score';
-    rrfK: number;
-    vectorWeight: number;
-    neighbourWeight: number;
-    neighbourWindow: number;
-    speakerBoost: number;
-    timeHintBoost: number;
-    recencyHalfLifeDays: number;
-    candidates: number;
-    entityDepth: number;
-  };
+  recall: RecallSettings;
   migrateOnStart: boolean;
   dataDir: string;
   port: number;
