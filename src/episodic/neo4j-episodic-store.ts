@@ -1,5 +1,5 @@
 import type { ManagedTransaction } from 'neo4j-driver';
-import { MAX_OVERFETCH, overfetch, type CypherRunner } from '../infra/neo4j';
+import { MAX_OVERFETCH, indexOrFallback, type CypherRunner } from '../infra/neo4j';
 import { ValidationError } from '../errors';
 import { createHash } from 'node:crypto';
 import type { EpisodicStore, NewTurn, ScoredTurn, StoreTurnResult, Turn, TurnHit, TurnQuery } from './contract';
@@ -92,12 +92,6 @@ MATCH (t:Turn) WHERE t.user_id = $userId AND t.timestamp >= datetime($since) AND
   AND t.channel IN $channels AND NOT t.archived
 RETURN ${TURN} AS turn ORDER BY t.timestamp DESC, t.index DESC LIMIT toInteger($limit)`;
 
-// $k, $embedding, $userId, $channels, $since, $until, $limit -> {turn, score}
-const VECTOR_SEARCH = `
-CALL db.index.vector.queryNodes('turn_embeddings', toInteger($k), $embedding) YIELD node AS t, score
-WHERE t.user_id = $userId AND t.channel IN $channels AND NOT t.archived
-  AND t.timestamp >= datetime($since) AND t.timestamp <= datetime($until)
-RETURN ${TURN} AS turn, score ORDER BY score DESC LIMIT toInteger($limit)`;
 
 // The recall filters every search below shares: $userId, $channels, $since, $until and the
 // optional exact-match metadata $source, $sessionId, $connectionId, $contextType (null = any).
@@ -131,6 +125,19 @@ MATCH (t:Turn) WHERE ${RECALL_FILTER} AND t.embedding IS NOT NULL
 WITH t, vector.similarity.cosine(t.embedding, $embedding) AS score
 ORDER BY score DESC LIMIT toInteger($limit)
 RETURN ${HIT}, score`;
+
+// $k, $embedding, $limit, RECALL_FILTER params -> {turn, score}: whole turns (the facade's vectorSearch)
+const VECTOR_SEARCH = `
+CALL db.index.vector.queryNodes('turn_embeddings', toInteger($k), $embedding) YIELD node AS t, score
+WHERE ${RECALL_FILTER}
+RETURN ${TURN} AS turn, score ORDER BY score DESC LIMIT toInteger($limit)`;
+
+// $embedding, $limit, RECALL_FILTER params -> {turn, score}: VECTOR_SCAN returning whole turns
+const VECTOR_SCAN_TURNS = `
+MATCH (t:Turn) WHERE ${RECALL_FILTER} AND t.embedding IS NOT NULL
+WITH t, vector.similarity.cosine(t.embedding, $embedding) AS score
+ORDER BY score DESC LIMIT toInteger($limit)
+RETURN ${TURN} AS turn, score`;
 
 // $ids, RECALL_FILTER params -> {turn}. UNWIND + MATCH by id is one unique-index seek per
 // id; a plain "t.id IN $ids AND t.user_id = ..." may be planned as a scan of the user's turns.
@@ -284,12 +291,12 @@ export class Neo4jEpisodicStore implements EpisodicStore {
   }
 
   async vectorSearch(embedding: number[], q: TurnQuery): Promise<ScoredTurn[]> {
-    const rows = await overfetch(q.limit, (k) =>
-      this.db.read<{ turn: TurnRow; score: number }>(
-        VECTOR_SEARCH,
-        { k, embedding, userId: q.userId, channels: q.channels, since: q.since ?? MIN_TIME, until: q.until ?? MAX_TIME, limit: q.limit },
-        TAG('vectorSearch'),
-      ),
+    // The index first; when it reaches too few of this user's turns, score theirs exactly.
+    const params = { embedding, ...recallParams(q) };
+    const rows = await indexOrFallback(
+      q.limit,
+      (k) => this.db.read<{ turn: TurnRow; score: number }>(VECTOR_SEARCH, { ...params, k }, TAG('vectorSearch')),
+      () => this.db.read<{ turn: TurnRow; score: number }>(VECTOR_SCAN_TURNS, params, TAG('vectorSearchExact')),
     );
     return rows.map((r) => ({ turn: toTurn(r.turn), score: r.score }));
   }

@@ -114,24 +114,10 @@ export const MAX_OVERFETCH = 5_000;
  * One filtered index query (k = 4 × limit, 100 to 2,000); when fewer than `limit` rows
  * survive the filter, the caller's nodes are a small share of the index, and `fallback`
  * answers instead: an exact query over the caller's own nodes (vector), or one widest
- * index query (full-text). Two round trips at most, where `overfetch` may take four with
- * ever larger k (a vector query's cost grows with k) for a user who has few nodes at all.
+ * index query (full-text). Two round trips at most (widening k step by step would cost up to four, each
+ * slower than the last, for a user who has few nodes at all).
  */
 export async function indexOrFallback<T>(limit: number, index: (k: number) => Promise<T[]>, fallback: () => Promise<T[]>): Promise<T[]> {
   const found = await index(Math.min(Math.max(limit * 4, 100), 2_000));
   return found.length >= limit ? found : fallback();
-}
-
-/**
- * Community Edition's vector and full-text indexes cannot filter by user: ask for more
- * neighbours (k) until `limit` rows survive the post-filter, or the index has nothing more
- * to give. `run(k)` returns the filtered rows for a k.
- */
-export async function overfetch<T>(limit: number, run: (k: number) => Promise<T[]>): Promise<T[]> {
-  let k = Math.max(limit * 4, 50);
-  for (;;) {
-    const found = await run(k);
-    if (found.length >= limit || k >= MAX_OVERFETCH) return found;
-    k = Math.min(k * 5, MAX_OVERFETCH);
-  }
 }
