@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { rateLimit } from 'express-rate-limit';
+import { rateLimit, type Options } from 'express-rate-limit';
 import type { Mnemograph } from '../container';
 import { ValidationError } from '../errors';
 import type { Logger } from '../infra/logger';
@@ -57,6 +57,10 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   const context: RouteContext = { memory: m.memory, users };
   const log = m.log.child({ subsystem: 'api' });
   const limiterStore = new RedisRateLimitStore(m.redis);
+  // Invalid keys are counted per client address, so guessing keys is throttled while
+  // requests with a valid key never are.
+  const authFailures = new RedisRateLimitStore(m.redis, 'authfail:');
+  authFailures.init({ windowMs: 60_000 } as Options);
 
   const app = express();
   app.disable('x-powered-by');
@@ -78,7 +82,7 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   });
 
   const v1 = express.Router();
-  v1.use(authenticate(tenants));
+  v1.use(authenticate(tenants, authFailures, m.config.api.authFailuresPerMinute));
   v1.use(
     rateLimit({
       windowMs: 60_000,
@@ -170,13 +174,20 @@ function requestContext(log: Logger, metrics: ApiMetrics): RequestHandler {
   };
 }
 
-function authenticate(tenants: PgTenantStore): RequestHandler {
+function authenticate(tenants: PgTenantStore, failures: RedisRateLimitStore, failuresPerMinute: number): RequestHandler {
   return async (req, res, next) => {
     const header = req.get('authorization');
     const key = header?.startsWith('Bearer ') ? header.slice(7).trim() : req.get('x-api-key')?.trim();
     if (!key) throw new HttpError(401, 'UNAUTHENTICATED', 'send an API key as "Authorization: Bearer <key>" (create one with `mnemograph keys create --tenant <id>`)');
     const principal = await tenants.verify(key);
-    if (!principal) throw new HttpError(401, 'INVALID_API_KEY', 'the API key is unknown or revoked');
+    if (!principal) {
+      const { totalHits, resetTime } = await failures.increment(req.ip ?? 'unknown');
+      if (totalHits > failuresPerMinute) {
+        res.set('Retry-After', String(Math.max(1, Math.ceil(((resetTime?.getTime() ?? Date.now()) - Date.now()) / 1000))));
+        throw new HttpError(429, 'TOO_MANY_AUTH_FAILURES', 'too many requests with an invalid API key from this address; retry after the Retry-After header', { limit: failuresPerMinute });
+      }
+      throw new HttpError(401, 'INVALID_API_KEY', 'the API key is unknown or revoked');
+    }
     res.locals.principal = principal;
     next();
   };

@@ -17,9 +17,10 @@ return {hits, ttl}`;
 export class RedisRateLimitStore implements Store {
   private windowMs = 60_000;
   private readonly fallback = new MemoryStore();
-  readonly prefix = 'ratelimit:';
-
-  constructor(private readonly redis: RedisClient) {}
+  constructor(
+    private readonly redis: RedisClient,
+    readonly prefix = 'ratelimit:',
+  ) {}
 
   init(options: Options): void {
     this.windowMs = options.windowMs;

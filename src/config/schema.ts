@@ -101,6 +101,9 @@ export const envSchema = z.object({
   API_HOST: z.string().min(1).default('127.0.0.1').describe('interface the API listens on; 0.0.0.0 to accept remote connections (containers)'),
   API_RATE_LIMIT_PER_MINUTE: int(1, 1_000_000).default(600).describe('requests per minute allowed to one API key (HTTP 429 beyond)'),
   API_BODY_LIMIT: memorySize.default('10m').describe('largest request body the API accepts, e.g. 10m (HTTP 413 beyond)'),
+  API_AUTH_FAILURES_PER_MINUTE: int(1, 1_000_000)
+    .default(60)
+    .describe('requests with an invalid API key allowed per client address per minute (HTTP 429 beyond; valid keys are never held back)'),
   API_KEY_CACHE_SECONDS: int(0, 3600).default(10).describe('how long a verified API key is trusted before Postgres is asked again (revocation delay)'),
   EXTRACTION_PROVIDER: z
     .enum(['rules', 'openai', 'anthropic', 'openai-compatible'])

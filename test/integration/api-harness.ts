@@ -15,7 +15,7 @@ export interface Harness {
 }
 
 export async function openHarness(env: Record<string, string> = {}, opts: ApiOptions = {}): Promise<Harness> {
-  const m = await createMnemograph(testConfig({ LOG_LEVEL: 'silent', AUDIT_LEVEL: 'writes', API_KEY_CACHE_SECONDS: '0', API_RATE_LIMIT_PER_MINUTE: '100000', ...env }));
+  const m = await createMnemograph(testConfig({ LOG_LEVEL: 'silent', AUDIT_LEVEL: 'writes', API_KEY_CACHE_SECONDS: '0', API_RATE_LIMIT_PER_MINUTE: '100000', API_AUTH_FAILURES_PER_MINUTE: '1000000', ...env }));
   const srv = await startServer(m, { ...opts, port: 0 });
   return {
     m,

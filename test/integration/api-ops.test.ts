@@ -97,6 +97,25 @@ describe('rate limiting', () => {
   });
 });
 
+describe('invalid API keys', () => {
+  it('are throttled per client address with 429, while a valid key from the same address still works', async () => {
+    // A harness of its own, with its own Redis key prefix, so no other test's failures count.
+    const g = await openHarness({ API_AUTH_FAILURES_PER_MINUTE: '3', REDIS_KEY_PREFIX: `${uid('p')}:` });
+    try {
+      const t = await g.tenant();
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push((await g.call(`mg_nope_${i}`, 'GET', '/v1/users/u/stats')).status);
+      expect(statuses).toEqual([401, 401, 401, 429, 429]);
+      const blocked = await g.call('mg_nope_x', 'GET', '/v1/users/u/stats');
+      expect(blocked.body.error.code).toBe('TOO_MANY_AUTH_FAILURES');
+      expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await g.call(t.key, 'GET', '/v1/users/u/stats')).status).toBe(404);
+    } finally {
+      await g.close();
+    }
+  });
+});
+
 describe('OpenAPI document', () => {
   it('is a valid OpenAPI 3 document covering every route with its parameters, bodies and error responses', async () => {
     const doc = (await h.call(undefined, 'GET', '/v1/openapi.json')).body;
