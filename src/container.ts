@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { PgAuditLogger, type AuditLogger } from './audit';
 import type { Config } from './config';
 import { createEmbedder, type Embedder } from './embedding';
-import { BackgroundEmbedder, Neo4jEpisodicStore, PgTurnLog } from './episodic';
+import { BackgroundEmbedder, Neo4jEpisodicStore, PgTurnLog, turnBacklog } from './episodic';
 import { createLogger, type Logger } from './infra/logger';
 import { createNeo4jDriver, Neo4jExecutor, waitForNeo4j } from './infra/neo4j';
 import { createPgPools } from './infra/postgres';
@@ -33,6 +33,8 @@ export interface Mnemograph {
   embedder: Embedder;
   audit: AuditLogger;
   backgroundEmbedder: BackgroundEmbedder;
+  /** Embeds facts and entities written while the embedder was failing. */
+  knowledgeEmbedder: BackgroundEmbedder<{ label: 'Entity' | 'Fact'; id: string; text: string }>;
   working: FailoverWorkingStore;
   /** Batched access-count writer of the read path (flush() in tests). */
   reinforcer: Neo4jReinforcer;
@@ -106,12 +108,25 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     },
     log,
   );
-  const backgroundEmbedder = new BackgroundEmbedder(episodic, embedder, log);
+  const backgroundEmbedder = new BackgroundEmbedder(turnBacklog(episodic), embedder, log);
   if (opts.backgroundEmbedding !== false) backgroundEmbedder.start();
 
   const reinforcer = new Neo4jReinforcer(neo4j, log);
   // The worker's promote job reads candidates straight from the store (across users).
   const semanticStore = new Neo4jSemanticStore(neo4j);
+  // Facts and entities normally embed on write; this catches those written while it failed.
+  type PendingKnowledge = { label: 'Entity' | 'Fact'; id: string; text: string };
+  const knowledgeEmbedder = new BackgroundEmbedder<PendingKnowledge>(
+    {
+      pending: (limit) => semanticStore.pendingEmbeddings(limit),
+      text: (p) => p.text,
+      save: (rows) => semanticStore.setEmbeddings(rows.map((r) => ({ label: r.item.label, id: r.item.id, embedding: r.embedding }))),
+    },
+    embedder,
+    log,
+    { batchSize: 32, pollMs: 30_000, batchesPerRound: 2 },
+  );
+  if (opts.backgroundEmbedding !== false) knowledgeEmbedder.start();
   const proceduralStore = new Neo4jProceduralStore(neo4j);
   const goalStore = new Neo4jGoalStore(neo4j);
   const profileStore = new PgProfileStore();
@@ -191,6 +206,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     embedder,
     audit,
     backgroundEmbedder,
+    knowledgeEmbedder,
     working,
     reinforcer,
     semanticStore,
@@ -202,7 +218,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     createWorker,
     async close() {
       await jobRunner.stop();
-      await backgroundEmbedder.stop();
+      await Promise.all([backgroundEmbedder.stop(), knowledgeEmbedder.stop()]);
       await reinforcer.close();
       await audit.close();
       await closeAll();

@@ -3,20 +3,40 @@ import type { Logger } from '../infra/logger';
 import type { EpisodicStore } from './contract';
 
 /**
- * Catches up on turns stored with deferred embedding (and on turns whose inline embedding
- * failed). Runs while there is work, then sleeps until `kick()` or the poll interval.
+ * Items waiting for an embedding, in any store: what to fetch, what text to embed, where
+ * to save. An item stays pending until `save` has written its vector.
+ */
+export interface EmbeddingBacklog<T> {
+  pending(limit: number): Promise<T[]>;
+  text(item: T): string;
+  save(rows: Array<{ item: T; embedding: number[] }>): Promise<number>;
+}
+
+/** The backlog of turns stored without an embedding (deferred mode, or a failed inline embed). */
+export function turnBacklog(store: Pick<EpisodicStore, 'pendingEmbeddings' | 'setEmbeddings'>): EmbeddingBacklog<{ id: string; content: string }> {
+  return {
+    pending: (limit) => store.pendingEmbeddings(limit),
+    text: (p) => p.content,
+    save: (rows) => store.setEmbeddings(rows.map((r) => ({ id: r.item.id, embedding: r.embedding }))),
+  };
+}
+
+/**
+ * Catches up on a backlog of unembedded items: turns stored with deferred embedding (or
+ * whose inline embedding failed), and facts or entities written while the embedder was
+ * failing. Runs while there is work, then sleeps until `kick()` or the poll interval.
  * A batch that fails stays pending and is retried after a back-off; nothing is lost.
  */
-export class BackgroundEmbedder {
+export class BackgroundEmbedder<T = { id: string; content: string }> {
   private running = false;
   private stopped = false;
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
-  /** Turns embedded since start, for metrics. */
+  /** Items embedded since start, for metrics. */
   embedded = 0;
 
   constructor(
-    private readonly store: EpisodicStore,
+    private readonly backlog: EmbeddingBacklog<T>,
     private readonly embedder: Embedder,
     private readonly log: Logger,
     private readonly opts: { batchSize: number; pollMs: number; batchesPerRound: number } = { batchSize: 32, pollMs: 2_000, batchesPerRound: 8 },
@@ -60,19 +80,19 @@ export class BackgroundEmbedder {
   }
 
   /**
-   * Embeds up to `batchSize × batchesPerRound` pending turns; returns how many. All batches
+   * Embeds up to `batchSize × batchesPerRound` pending items; returns how many. All batches
    * are handed to the embedder at once, so its workers stay busy while finished batches are
    * written; the only idle time is one read per round.
    */
   private async step(): Promise<number> {
-    const pending = await this.store.pendingEmbeddings(this.opts.batchSize * this.opts.batchesPerRound);
+    const pending = await this.backlog.pending(this.opts.batchSize * this.opts.batchesPerRound);
     if (pending.length === 0) return 0;
     const batches: Array<typeof pending> = [];
     for (let i = 0; i < pending.length; i += this.opts.batchSize) batches.push(pending.slice(i, i + this.opts.batchSize));
     const written = await Promise.all(
       batches.map(async (batch) => {
-        const vectors = await this.embedder.embed(batch.map((p) => p.content), { priority: 'background' });
-        return this.store.setEmbeddings(batch.map((p, i) => ({ id: p.id, embedding: vectors[i]! })));
+        const vectors = await this.embedder.embed(batch.map((p) => this.backlog.text(p)), { priority: 'background' });
+        return this.backlog.save(batch.map((item, i) => ({ item, embedding: vectors[i]! })));
       }),
     );
     const n = written.reduce((a, b) => a + b, 0);

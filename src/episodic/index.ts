@@ -1,4 +1,4 @@
 export * from './contract';
 export { Neo4jEpisodicStore, scopeKey, turnEmbeddingText, turnId } from './neo4j-episodic-store';
 export { PgTurnLog } from './pg-turn-log';
-export { BackgroundEmbedder } from './background-embedder';
+export { BackgroundEmbedder, turnBacklog, type EmbeddingBacklog } from './background-embedder';

@@ -141,6 +141,13 @@ describe('embedding failures and the model lock', () => {
       expect(after!.embedded).toBe(true);
       const { turn: inline } = await m.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content: 'this one embeds inline' });
       expect(inline.embedded).toBe(true);
+
+      // A fact written while the embedder fails is kept, and embedded by the knowledge backlog later.
+      server.failNext(1);
+      const { fact } = await m.memory.learnFact({ userId, claim: 'Biscuit is a golden retriever' });
+      expect(fact.embedded).toBe(false);
+      expect(await m.knowledgeEmbedder.drain()).toBeGreaterThanOrEqual(1);
+      expect((await m.memory.semantic.getFact(userId, fact.id))?.embedded).toBe(true);
     } finally {
       await m.close();
       await server.close();
