@@ -111,33 +111,25 @@ CALL db.index.fulltext.queryNodes($index, $query, {limit: toInteger($k)}) YIELD 
 WHERE ${RECALL_FILTER}
 RETURN ${HIT}, score ORDER BY score DESC LIMIT toInteger($limit)`;
 
-// $k, $embedding, $limit, RECALL_FILTER params -> {HIT, score} from the (unfiltered) vector index
-const VECTOR_SEARCH_SCOPED = `
+// Vector search over one user's turns, with either projection: the ranking fields (HIT) for
+// recall, or whole turns (`${TURN} AS turn`) for the facade's vectorSearch.
+// $k, $embedding, $limit, RECALL_FILTER params -> {projection, score} from the (unfiltered) vector index
+const vectorIndexQuery = (projection: string) => `
 CALL db.index.vector.queryNodes('turn_embeddings', toInteger($k), $embedding) YIELD node AS t, score
 WHERE ${RECALL_FILTER}
-RETURN ${HIT}, score ORDER BY score DESC LIMIT toInteger($limit)`;
-
-// $embedding, $limit, RECALL_FILTER params -> {HIT, score}: exact cosine over the user's turns
-// (index seek on user_id), for users the approximate index neighbourhood does not reach.
+RETURN ${projection}, score ORDER BY score DESC LIMIT toInteger($limit)`;
+// $embedding, $limit, RECALL_FILTER params -> {projection, score}: exact cosine over the user's
+// turns (index seek on user_id), for users the approximate index neighbourhood does not reach.
 // vector.similarity.cosine is normalised like the index score, (1 + cos) / 2.
-const VECTOR_SCAN = `
+const vectorScanQuery = (projection: string) => `
 MATCH (t:Turn) WHERE ${RECALL_FILTER} AND t.embedding IS NOT NULL
 WITH t, vector.similarity.cosine(t.embedding, $embedding) AS score
 ORDER BY score DESC LIMIT toInteger($limit)
-RETURN ${HIT}, score`;
-
-// $k, $embedding, $limit, RECALL_FILTER params -> {turn, score}: whole turns (the facade's vectorSearch)
-const VECTOR_SEARCH = `
-CALL db.index.vector.queryNodes('turn_embeddings', toInteger($k), $embedding) YIELD node AS t, score
-WHERE ${RECALL_FILTER}
-RETURN ${TURN} AS turn, score ORDER BY score DESC LIMIT toInteger($limit)`;
-
-// $embedding, $limit, RECALL_FILTER params -> {turn, score}: VECTOR_SCAN returning whole turns
-const VECTOR_SCAN_TURNS = `
-MATCH (t:Turn) WHERE ${RECALL_FILTER} AND t.embedding IS NOT NULL
-WITH t, vector.similarity.cosine(t.embedding, $embedding) AS score
-ORDER BY score DESC LIMIT toInteger($limit)
-RETURN ${TURN} AS turn, score`;
+RETURN ${projection}, score`;
+const VECTOR_SEARCH_SCOPED = vectorIndexQuery(HIT);
+const VECTOR_SCAN = vectorScanQuery(HIT);
+const VECTOR_SEARCH = vectorIndexQuery(`${TURN} AS turn`);
+const VECTOR_SCAN_TURNS = vectorScanQuery(`${TURN} AS turn`);
 
 // $ids, RECALL_FILTER params -> {turn}. UNWIND + MATCH by id is one unique-index seek per
 // id; a plain "t.id IN $ids AND t.user_id = ..." may be planned as a scan of the user's turns.

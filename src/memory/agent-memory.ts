@@ -107,11 +107,16 @@ export class AgentMemory {
     const results = await this.d.episodic.storeTurns(turns);
     await Promise.all([
       this.d.turnLog.append(turns.map((t, i) => ({ ...t, id: results[i]!.turn.id, index: results[i]!.turn.index }))),
-      ...results
-        .filter((r) => r.created)
-        .map((r) =>
-          this.d.working.addTurn(scopeOf(r.turn), { id: r.turn.id, role: r.turn.role, content: r.turn.content, timestamp: r.turn.timestamp, index: r.turn.index }),
+      // One working-memory write per session, not per turn (a batch import may hold thousands).
+      ...groupBy(
+        results.filter((r) => r.created),
+        (r) => `${r.turn.userId}\u0000${r.turn.channel}\u0000${r.turn.conversationId}`,
+      ).map((group) =>
+        this.d.working.addTurns(
+          scopeOf(group[0]!.turn),
+          group.map(({ turn: t }) => ({ id: t.id, role: t.role, content: t.content, timestamp: t.timestamp, index: t.index })),
         ),
+      ),
     ]);
     if (results.some((r) => r.created && !r.turn.embedded)) this.d.backgroundEmbedder.kick();
     const latencyMs = performance.now() - t0;

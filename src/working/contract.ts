@@ -24,8 +24,8 @@ export interface ActiveGoal {
  * one is wrapped by a failover store that keeps serving from process memory.
  */
 export interface WorkingMemoryStore {
-  /** Prepends a turn; keeps the newest `maxTurns`. */
-  addTurn(scope: SessionScope, turn: WorkingTurn): Promise<void>;
+  /** Prepends turns (given oldest first) in one write; keeps the newest `maxTurns`. */
+  addTurns(scope: SessionScope, turns: WorkingTurn[]): Promise<void>;
   /** Newest first, at most `limit`. */
   getRecentTurns(scope: SessionScope, limit: number): Promise<WorkingTurn[]>;
   /** Sets a context value with its own TTL (seconds; default the store's TTL). */

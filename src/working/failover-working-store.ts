@@ -37,8 +37,8 @@ export class FailoverWorkingStore implements WorkingMemoryStore {
     return call(this.fallback);
   }
 
-  addTurn(scope: SessionScope, turn: WorkingTurn) {
-    return this.route('addTurn', (s) => s.addTurn(scope, turn));
+  addTurns(scope: SessionScope, turns: WorkingTurn[]) {
+    return this.route('addTurns', (s) => s.addTurns(scope, turns));
   }
   getRecentTurns(scope: SessionScope, limit: number) {
     return this.route('getRecentTurns', (s) => s.getRecentTurns(scope, limit));

@@ -38,8 +38,8 @@ export class MemoryWorkingStore implements WorkingMemoryStore {
     this.write(key, [item, ...list].slice(0, this.maxTurns));
   }
 
-  async addTurn(scope: SessionScope, turn: WorkingTurn): Promise<void> {
-    this.pushCapped(`${sessionKey(scope)}:turns`, turn);
+  async addTurns(scope: SessionScope, turns: WorkingTurn[]): Promise<void> {
+    for (const turn of turns) this.pushCapped(`${sessionKey(scope)}:turns`, turn);
   }
 
   async getRecentTurns(scope: SessionScope, limit: number): Promise<WorkingTurn[]> {

@@ -18,9 +18,11 @@ export class RedisWorkingStore implements WorkingMemoryStore {
     private readonly maxTurns: number,
   ) {}
 
-  async addTurn(scope: SessionScope, turn: WorkingTurn): Promise<void> {
+  async addTurns(scope: SessionScope, turns: WorkingTurn[]): Promise<void> {
+    if (turns.length === 0) return;
     const key = `${sessionKey(scope)}:turns`;
-    await this.redis.multi().lpush(key, JSON.stringify(turn)).ltrim(key, 0, this.maxTurns - 1).expire(key, this.ttlSeconds).exec().then(check);
+    // LPUSH of several values leaves the last one at the head: newest first, as read.
+    await this.redis.multi().lpush(key, ...turns.map((t) => JSON.stringify(t))).ltrim(key, 0, this.maxTurns - 1).expire(key, this.ttlSeconds).exec().then(check);
   }
 
   async getRecentTurns(scope: SessionScope, limit: number): Promise<WorkingTurn[]> {
