@@ -158,6 +158,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         diversityCap: e.RECALL_DIVERSITY_CAP,
         queryExpansion: e.RECALL_QUERY_EXPANSION,
         hyde: e.RECALL_HYDE,
+        statementQuery: e.RECALL_STATEMENT_QUERY,
         rerank: e.RECALL_RERANK,
       },
       weights: {
@@ -173,6 +174,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       vectorWeight: e.RECALL_VECTOR_WEIGHT,
       neighbourWeight: e.RECALL_NEIGHBOUR_WEIGHT,
       neighbourWindow: e.RECALL_NEIGHBOUR_WINDOW,
+      neighbourBackward: e.RECALL_NEIGHBOUR_BACKWARD,
+      questionWeight: e.RECALL_QUESTION_WEIGHT,
+      answerBoost: e.RECALL_ANSWER_BOOST,
       speakerBoost: e.RECALL_SPEAKER_BOOST,
       timeHintBoost: e.RECALL_TIME_HINT_BOOST,
       recencyHalfLifeDays: e.RECALL_RECENCY_HALF_LIFE_DAYS,

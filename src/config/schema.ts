@@ -78,6 +78,7 @@ export const envSchema = z.object({
   RECALL_SELF_QUERY: z.enum(['off', 'boost', 'filter']).default('boost').describe('time expressions in a query ("last week") boost or filter turns, or are ignored'),
   RECALL_DIVERSITY_CAP: int(0, 1000).default(0).describe('at most this many turns per conversation before others (0 = off)'),
   RECALL_QUERY_EXPANSION: z.enum(['off', 'feedback', 'llm']).default('off').describe('query expansion: off, feedback (offline, from top hits) or llm'),
+  RECALL_STATEMENT_QUERY: bool.default(true).describe('recall technique: embed a question in statement form ("What did Ann paint?" -> "Ann paint"), nearer the memories that answer it'),
   RECALL_HYDE: bool.default(false).describe('recall technique: HyDE (embed an LLM-written hypothetical answer); needs an LLM'),
   RECALL_RERANK: bool.default(false).describe('rerank the top candidates with an LLM or cross-encoder; needs one configured'),
   RECALL_WEIGHTS: z
@@ -90,6 +91,9 @@ export const envSchema = z.object({
   RECALL_VECTOR_WEIGHT: z.coerce.number().min(0).max(10).default(0.5).describe('RRF weight of the vector list (full-text is 1)'),
   RECALL_NEIGHBOUR_WEIGHT: z.coerce.number().min(0).max(1).default(0.5).describe('share of an adjacent turn\'s score a turn gains (halved per further step)'),
   RECALL_NEIGHBOUR_WINDOW: int(0, 5).default(2).describe('turns either side scored together with a match (0 = off)'),
+  RECALL_NEIGHBOUR_BACKWARD: z.coerce.number().min(0).max(1).default(0.6).describe('share of the neighbour weight a turn gains from the turns after it (replies follow what they answer; 1 = both directions alike)'),
+  RECALL_QUESTION_WEIGHT: z.coerce.number().min(0.1).max(1).default(0.7).describe('multiplier for a turn ending with a question mark, whose match passes to its reply instead (1 = off)'),
+  RECALL_ANSWER_BOOST: z.coerce.number().min(1).max(5).default(1.5).describe('multiplier on the share of a question\'s score the next turn (its reply) gains (1 = off)'),
   RECALL_TIME_HINT_BOOST: z.coerce.number().min(1).max(10).default(3).describe('multiplier for turns inside a self-query time hint'),
   RECALL_RECENCY_HALF_LIFE_DAYS: z.coerce.number().positive().max(36500).default(30).describe('half-life of the recency boost in days'),
   RECALL_CANDIDATES: int(10, 2000).default(100).describe('candidates fetched per signal before fusion'),

@@ -77,6 +77,8 @@ export interface TurnHit {
   speaker: string | null;
   timestamp: string;
   score: number;
+  /** The turn ends with a question mark: what answers it is usually the next turn. */
+  asks: boolean;
 }
 
 /** A validated turn ready to persist (ids and derived fields resolved). */

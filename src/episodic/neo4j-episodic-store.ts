@@ -102,7 +102,7 @@ const RECALL_FILTER = `t.user_id = $userId AND t.channel IN $channels AND NOT t.
 
 // Projection of a search hit: only what ranking needs (content is fetched for the winners).
 const HIT = `t.id AS id, t.conversation_id AS conversationId, t.index AS index, t.channel AS channel, t.speaker AS speaker,
-  toString(t.timestamp) AS timestamp`;
+  toString(t.timestamp) AS timestamp, trim(t.content) ENDS WITH '?' AS asks`;
 
 // $index (one of FULLTEXT_INDEXES), $query (Lucene, already scoped with +scope_key), $k, $limit,
 // RECALL_FILTER params -> {HIT, score}

@@ -14,6 +14,7 @@ export const TechniquesSchema = z
     diversityCap: z.number().int().min(0).max(1000).optional(),
     queryExpansion: z.enum(['off', 'feedback', 'llm']).optional(),
     hyde: z.boolean().optional(),
+    statementQuery: z.boolean().optional(),
     rerank: z.boolean().optional(),
   })
   .strict();
@@ -187,6 +188,12 @@ export interface RecallSettings {
   neighbourWeight: number;
   /** How many turns either side count as neighbours. */
   neighbourWindow: number;
+  /** Share of the neighbour weight a turn gains from the turns after it (1 = both directions alike). */
+  neighbourBackward: number;
+  /** Multiplier for a turn that ends with a question mark (1 = off); its match passes to its reply. */
+  questionWeight: number;
+  /** Multiplier on what a question passes to the next turn, its reply (1 = off). */
+  answerBoost: number;
   /** Multiplier for turns spoken by someone the query names. */
   speakerBoost: number;
   /** Multiplier for turns inside a self-query time hint (mode boost). */

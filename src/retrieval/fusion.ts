@@ -77,7 +77,9 @@ export interface Position {
 
 /**
  * Scores neighbouring turns together: each turn gains, for every scored turn within the
- * window, `weights[d - 1]` times that turn's score (d = distance in the same conversation).
+ * window, `weights[|d| - 1]` times that turn's score times `pass(from, d)` (d = the signed
+ * distance from the scored turn to its neighbour, in the same conversation; `pass` defaults
+ * to 1, so both directions count alike).
  * An answer usually sits next to the turns that matched the words of a question ("What did
  * you paint?" / "A sunrise."), and a run of matching turns is stronger evidence than one
  * turn alone; a neighbour that no signal found enters the candidates this way.
@@ -89,6 +91,7 @@ export function smoothNeighbours(
   positions: Map<string, Position>,
   idAt: (p: Position) => string,
   weights: number[],
+  pass: (from: string, d: number) => number = () => 1,
 ): Map<string, { score: number; from?: string }> {
   const out = new Map<string, { score: number; from?: string; best?: number }>();
   for (const [id, s] of scores) out.set(id, { score: s });
@@ -100,7 +103,7 @@ export function smoothNeighbours(
       for (const d of [-(i + 1), i + 1]) {
         if (p.index + d < 0) continue;
         const target = idAt({ conversationId: p.conversationId, index: p.index + d });
-        const gain = w * s;
+        const gain = w * s * pass(id, d);
         const entry = out.get(target) ?? { score: 0 };
         entry.score += gain;
         if (entry.best === undefined || gain > entry.best) {

@@ -40,6 +40,21 @@ export function keywords(text: string, drop: ReadonlySet<string> = new Set()): s
   return [...seen];
 }
 
+const QUESTION_OPENER =
+  /^\s*(?:what|which|who|whom|whose|where|when|why|how)\b(?:\s+(?:is|are|was|were|did|does|do|has|have|had|can|could|would|will|might|should|kind of|type of|types of|sort of|many|much|long|often|far|old))*\s*/i;
+
+/**
+ * The statement form of a question, for embedding it: the question word, its auxiliaries and
+ * the question mark go ("What did Melanie paint recently?" -> "Melanie paint recently").
+ * A sentence encoder places a question near other questions ("What do you like to paint?"),
+ * while the memory that answers it is a statement; the statement form lands near that.
+ * Text that is not a wh-question is returned as it is (trimmed); never returns "".
+ */
+export function statementForm(query: string): string {
+  const stripped = query.replace(/[?\s]+$/u, '').replace(QUESTION_OPENER, '').trim();
+  return stripped.length > 0 ? stripped : query.trim();
+}
+
 /**
  * A Lucene query requiring one of `scopeKeys` (the owner clause, which must not affect the
  * ranking, hence boost 0) and at least one keyword. Keywords may carry a weight (`term^w`).

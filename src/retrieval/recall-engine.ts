@@ -22,7 +22,7 @@ import type {
   TextGenerator,
 } from './contract';
 import { capPerGroup, recencyScore, smoothNeighbours, sortByScore, weightedRrf, weightedScoreFusion, type Position } from './fusion';
-import { buildLuceneQuery, keywords, words } from './query-text';
+import { buildLuceneQuery, keywords, statementForm, words } from './query-text';
 import { parseTimeHint } from './self-query';
 
 export interface RecallEngineDeps {
@@ -102,7 +102,7 @@ export class HybridRecallEngine implements RecallEngine {
 
     const wantEmbedding = (q.includeEpisodic && tech.vector) || sources.length > 0;
     const embedding = wantEmbedding
-      ? timed('embed', async () => (await this.d.embedder.embed([await this.hydeText(q.query, tech.hyde, degraded)], { priority: 'interactive' }))[0], undefined)
+      ? timed('embed', async () => (await this.d.embedder.embed([await this.embeddingText(q.query, tech, degraded)], { priority: 'interactive' }))[0], undefined)
       : Promise.resolve(undefined);
 
     // LLM techniques without an LLM fall back to their offline path, and say so.
@@ -198,11 +198,16 @@ export class HybridRecallEngine implements RecallEngine {
     return expanded ? this.d.episodic.fulltextSearch(expanded, { ...scope, limit }) : first;
   }
 
-  private async hydeText(query: string, hyde: boolean, degraded: string[]): Promise<string> {
-    if (!hyde) return query;
+  /**
+   * The text the query is embedded from: with HyDE and an LLM, the question and a
+   * hypothetical answer; otherwise the question in statement form (or as asked).
+   */
+  private async embeddingText(query: string, tech: RecallSettings['techniques'], degraded: string[]): Promise<string> {
+    const offline = tech.statementQuery ? statementForm(query) : query;
+    if (!tech.hyde) return offline;
     if (!this.d.generator) {
-      degraded.push('hyde: no LLM configured; embedding the question itself');
-      return query;
+      degraded.push(`hyde: no LLM configured; embedding the ${tech.statementQuery ? 'question in statement form' : 'question itself'}`);
+      return offline;
     }
     try {
       const answer = await this.d.generator.generate(`Write one short sentence that could answer: ${query}`, { maxTokens: 80 });
@@ -253,6 +258,8 @@ export class HybridRecallEngine implements RecallEngine {
         score *= s.speakerBoost;
         sig.speaker = { note: speaker };
       }
+      // A question holds the asker's words, not the information: it gives way to its reply.
+      if (tech.neighbours && hits.get(f.id)?.asks) score *= s.questionWeight;
       signals.set(f.id, sig);
       base.set(f.id, score);
     }
@@ -260,7 +267,10 @@ export class HybridRecallEngine implements RecallEngine {
     const positions = new Map<string, Position>();
     for (const [id, h] of hits) positions.set(id, { conversationId: h.conversationId, index: h.index });
     const window = tech.neighbours ? Array.from({ length: s.neighbourWindow }, (_, i) => s.neighbourWeight / 2 ** i) : [];
-    const smoothed = smoothNeighbours(base, positions, (p) => turnId(p.conversationId, p.index), window);
+    // Replies come after what they answer: earlier turns gain less, and a question passes its
+    // whole (undemoted) match, boosted, to the turn after it.
+    const pass = (from: string, d: number) => (d < 0 ? s.neighbourBackward : hits.get(from)?.asks ? s.answerBoost / s.questionWeight : 1);
+    const smoothed = smoothNeighbours(base, positions, (p) => turnId(p.conversationId, p.index), window, pass);
 
     const nowMs = asOf.getTime();
     const halfLife = s.recencyHalfLifeDays * DAY_MS;

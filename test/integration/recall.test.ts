@@ -14,6 +14,14 @@ afterAll(async () => m.close());
 /** Only the two base signals, so the expected order follows from RRF alone. */
 const PLAIN: Techniques = { neighbours: false, speakerBoost: false, recency: false, selfQuery: 'off' };
 const contents = (b: MemoryBundle) => b.turns.map((t) => t.turn.content);
+/** The shared embedder for a second instance, which must not close it; `embedded` records the texts. */
+const borrowed = (embedded: string[] = []): Embedder => ({
+  provider: m.embedder.provider,
+  model: m.embedder.model,
+  dimensions: m.embedder.dimensions,
+  embed: (texts, opts) => (embedded.push(...texts), m.embedder.embed(texts, opts)),
+  close: () => Promise.resolve(),
+});
 
 async function store(userId: string, content: string, extra: Partial<Parameters<typeof m.memory.storeTurn>[0]> = {}) {
   return (await m.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content, ...extra })).turn;
@@ -121,9 +129,31 @@ describe('remember', () => {
     const answer = b.turns.find((t) => t.turn.content.startsWith('A sunrise'));
     expect(answer?.signals.neighbour?.note).toBe(`${conversationId}:0`);
     expect(answer?.signals.fulltext).toBeUndefined();
+    // The question gives way to its reply: the reply ranks first, the question after it.
+    expect(contents(b).slice(0, 2)).toEqual(['A sunrise over the lake, in oils.', 'What did you paint last weekend?']);
+    const noDirection = await createMnemograph(testConfig({ LOG_LEVEL: 'silent', RECALL_QUESTION_WEIGHT: '1', RECALL_ANSWER_BOOST: '1', RECALL_NEIGHBOUR_BACKWARD: '1' }), { embedder: borrowed(), backgroundEmbedding: false });
+    try {
+      const flat = await noDirection.memory.remember({ userId, query: 'Which painting did they make?', techniques: { ...PLAIN, vector: false, neighbours: true } });
+      expect(contents(flat)[0]).toBe('What did you paint last weekend?');
+    } finally {
+      await noDirection.close();
+    }
 
     const plain = await m.memory.remember({ userId, query: 'Which painting did they make?', techniques: { ...PLAIN, vector: false, neighbours: false } });
     expect(contents(plain)).toEqual(['What did you paint last weekend?']);
+  });
+
+  it('embeds a question in statement form unless told not to', async () => {
+    const embedded: string[] = [];
+    const r = await createMnemograph(testConfig({ LOG_LEVEL: 'silent' }), { embedder: borrowed(embedded), backgroundEmbedding: false });
+    try {
+      const userId = uid('u');
+      await r.memory.remember({ userId, query: 'What did Ann paint last weekend?' });
+      await r.memory.remember({ userId, query: 'What did Ann paint last weekend?', techniques: { statementQuery: false } });
+      expect(embedded).toEqual(['Ann paint last weekend', 'What did Ann paint last weekend?']);
+    } finally {
+      await r.close();
+    }
   });
 
   it('prefers the turns of a speaker the query names, not the turns that greet them', async () => {

@@ -91,6 +91,17 @@ describe('smoothNeighbours', () => {
     expect(out.get('c:5')!.score).toBeGreaterThan(out.get('x:9')!.score);
   });
 
+  it('lets the direction and the source turn scale what passes (a question gives more to its reply)', () => {
+    const scores = new Map([['c:4', 1]]);
+    const pass = (from: string, d: number) => (d < 0 ? 0.6 : from === 'c:4' ? 2 : 1);
+    const out = smoothNeighbours(scores, positions(scores), idAt, [0.5, 0.25], pass);
+    expect(out.get('c:5')!.score).toBeCloseTo(0.5 * 2);
+    expect(out.get('c:6')!.score).toBeCloseTo(0.25 * 2);
+    expect(out.get('c:3')!.score).toBeCloseTo(0.5 * 0.6);
+    expect(out.get('c:2')!.score).toBeCloseTo(0.25 * 0.6);
+    expect(out.get('c:4')!.score).toBe(1);
+  });
+
   it('is the identity without a window', () => {
     const scores = new Map([['c:1', 1]]);
     expect([...smoothNeighbours(scores, positions(scores), idAt, [])]).toEqual([['c:1', { score: 1 }]]);

@@ -1,5 +1,5 @@
 import { feedbackTerms } from '../../src/retrieval/recall-engine';
-import { buildLuceneQuery, escapeLucene, keywords } from '../../src/retrieval/query-text';
+import { buildLuceneQuery, escapeLucene, keywords, statementForm } from '../../src/retrieval/query-text';
 import { parseTimeHint } from '../../src/retrieval/self-query';
 
 describe('keywords', () => {
@@ -7,6 +7,22 @@ describe('keywords', () => {
     expect(keywords('When did Caroline go to the LGBTQ support group?')).toEqual(['caroline', 'go', 'lgbtq', 'support', 'group']);
     expect(keywords('What is my PIN? It was 4 digits, in May')).toEqual(['pin', '4', 'digits', 'may']);
     expect(keywords('What did she do?')).toEqual([]);
+  });
+});
+
+describe('statementForm', () => {
+  it('drops the question word, its auxiliaries and the question mark', () => {
+    expect(statementForm('What did Melanie paint recently?')).toBe('Melanie paint recently');
+    expect(statementForm('When did Caroline go to the support group?')).toBe('Caroline go to the support group');
+    expect(statementForm('How many musical instruments do I play?')).toBe('musical instruments do I play');
+    expect(statementForm('  where has Jon been?? ')).toBe('Jon been');
+  });
+
+  it('keeps text that is not a wh-question, and never returns nothing', () => {
+    expect(statementForm('Can you suggest a podcast for my commute?')).toBe('Can you suggest a podcast for my commute');
+    expect(statementForm('whatever happened to Bob')).toBe('whatever happened to Bob');
+    expect(statementForm('What?')).toBe('What?');
+    expect(statementForm('gardening tips')).toBe('gardening tips');
   });
 });
 
