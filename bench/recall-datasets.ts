@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 
 /**
  * Where LoCoMo is read from: LOCOMO_PATH, else the shared data folder next to the checkout,
@@ -163,7 +163,10 @@ export function parseLongMemEvalDate(s: string): string {
   return d.toISOString();
 }
 
-/** Each record is its own user holding all its haystack sessions; `_abs` questions are skipped. */
+/**
+ * Each record is its own user holding all its haystack sessions; `_abs` questions are skipped.
+ * The dataset is named after its file (results go to recall-<name>.json).
+ */
 export function loadLongMemEval(path: string): BenchDataset {
   const records = JSON.parse(readFileSync(path, 'utf8')) as LongMemEvalRecord[];
   const conversations: BenchConversation[] = [];
@@ -199,7 +202,7 @@ export function loadLongMemEval(path: string): BenchDataset {
       askedAt: parseLongMemEvalDate(r.question_date),
     });
   }
-  return { name: 'longmemeval', conversations, questions };
+  return { name: basename(path).replace(/\.json$/i, ''), conversations, questions };
 }
 
 /** Ids become Mnemograph conversation ids: letters, digits, _ . - only. */
