@@ -48,7 +48,7 @@ const QUESTION_OPENER =
  * the question mark go ("What did Melanie paint recently?" -> "Melanie paint recently").
  * A sentence encoder places a question near other questions ("What do you like to paint?"),
  * while the memory that answers it is a statement; the statement form lands near that.
- * Text that is not a wh-question is returned as it is (trimmed); never returns "".
+ * Other text only loses a trailing question mark; never returns "".
  */
 export function statementForm(query: string): string {
   const stripped = query.replace(/[?\s]+$/u, '').replace(QUESTION_OPENER, '').trim();
