@@ -172,6 +172,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       fusion: e.RECALL_FUSION,
       rrfK: e.RECALL_RRF_K,
       vectorWeight: e.RECALL_VECTOR_WEIGHT,
+      minVectorScore: e.RECALL_MIN_VECTOR_SCORE,
       neighbourWeight: e.RECALL_NEIGHBOUR_WEIGHT,
       neighbourWindow: e.RECALL_NEIGHBOUR_WINDOW,
       neighbourBackward: e.RECALL_NEIGHBOUR_BACKWARD,

@@ -184,6 +184,8 @@ export interface RecallSettings {
   rrfK: number;
   /** RRF weight of the vector list relative to full-text (1). */
   vectorWeight: number;
+  /** Least vector score (index scale, (1 + cosine) / 2) of a fact or entity no keyword found. */
+  minVectorScore: number;
   /** Share of an adjacent turn's score a turn gains (halved per further step). */
   neighbourWeight: number;
   /** How many turns either side count as neighbours. */

@@ -41,6 +41,15 @@ async function withoutVectors<T>(work: (x: Mnemograph) => Promise<T>, opts: { re
 }
 
 describe('remember returns facts, entities, strategies, goals and the profile', () => {
+  it('returns no fact that neither a keyword nor a close vector found, however few the user has', async () => {
+    const userId = uid('u');
+    const insurance = await fact(userId, 'The car insurance renews every March');
+    const unrelated = await m.memory.remember({ userId, query: 'Where does Marta Quiroga live?' });
+    expect(unrelated.facts).toEqual([]);
+    const related = await m.memory.remember({ userId, query: 'When is my car insurance due?' });
+    expect(ids(related.facts)).toEqual([insurance.id]);
+  });
+
   it('finds a learned fact and entity for a related query and says why', async () => {
     const userId = uid('u');
     const marta = await entity(userId, 'Marta Quiroga', { description: 'my older sister, a marine biologist' });

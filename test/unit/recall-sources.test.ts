@@ -20,15 +20,22 @@ describe('fuseHybrid', () => {
   it('fuses by weighted RRF and reports each list\u2019s rank and raw score', () => {
     const ft = [{ item: 'a', score: 3.2 }, { item: 'b', score: 1.1 }];
     const vec = [{ item: 'b', score: 0.91 }, { item: 'c', score: 0.8 }];
-    const out = fuseHybrid(ft, vec, (x) => x, { rrfK: 10, vectorWeight: 0.5 });
+    const out = fuseHybrid(ft, vec, (x) => x, { rrfK: 10, vectorWeight: 0.5, minVectorScore: 0 });
     // b: 1/12 + 0.5/11 = 0.1288 > a: 1/11 = 0.0909 > c: 0.5/12
     expect(out.map((o) => o.item)).toEqual(['b', 'a', 'c']);
     expect(out[0]!.signals).toEqual({ fulltext: { rank: 2, score: 1.1 }, vector: { rank: 1, score: 0.91 } });
     expect(out[2]!.signals).toEqual({ vector: { rank: 2, score: 0.8 } });
   });
   it('counts the vector list fully when full-text found nothing', () => {
-    const out = fuseHybrid([], [{ item: 'x', score: 0.7 }], (x) => x, { rrfK: 10, vectorWeight: 0.5 });
+    const out = fuseHybrid([], [{ item: 'x', score: 0.7 }], (x) => x, { rrfK: 10, vectorWeight: 0.5, minVectorScore: 0 });
     expect(out[0]!.score).toBeCloseTo(1 / 11);
+  });
+  it('drops what only the vector list found below the minimum score, not what a keyword found', () => {
+    const ft = [{ item: 'a', score: 2 }];
+    const vec = [{ item: 'b', score: 0.8 }, { item: 'a', score: 0.6 }, { item: 'c', score: 0.6 }];
+    const out = fuseHybrid(ft, vec, (x) => x, { rrfK: 10, vectorWeight: 0.5, minVectorScore: 0.66 });
+    expect(out.map((o) => o.item).sort()).toEqual(['a', 'b']);
+    expect(out.find((o) => o.item === 'a')!.signals.vector).toEqual({ rank: 2, score: 0.6 });
   });
 });
 

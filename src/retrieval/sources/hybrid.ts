@@ -3,7 +3,7 @@ import { weightedRrf } from '../fusion';
 import { keywords } from '../query-text';
 
 /** Fusion settings shared with the turns, so every hybrid list is fused the same way. */
-export type FusionSettings = Pick<RecallSettings, 'rrfK' | 'vectorWeight'>;
+export type FusionSettings = Pick<RecallSettings, 'rrfK' | 'vectorWeight' | 'minVectorScore'>;
 
 export interface Fused<T> {
   item: T;
@@ -17,6 +17,8 @@ export interface Fused<T> {
  * Weighted reciprocal rank fusion of a full-text and a vector list of the same kind of
  * item, exactly as for turns (full-text weight 1, vector `vectorWeight`; the vector list
  * counts fully when full-text found nothing, so a paraphrase still ranks). Best first.
+ * An item only the vector list found must reach `minVectorScore`: the nearest of a user's
+ * few facts is not relevant just because it is the nearest.
  */
 export function fuseHybrid<T>(
   fulltext: ReadonlyArray<{ item: T; score: number }>,
@@ -24,6 +26,8 @@ export function fuseHybrid<T>(
   id: (item: T) => string,
   s: FusionSettings,
 ): Array<Fused<T>> {
+  const keywordIds = new Set(fulltext.map((h) => id(h.item)));
+  vector = vector.filter((h) => h.score >= s.minVectorScore || keywordIds.has(id(h.item)));
   const byId = new Map<string, T>();
   const raw: Record<'fulltext' | 'vector', Map<string, number>> = { fulltext: new Map(), vector: new Map() };
   for (const [signal, list] of [['fulltext', fulltext], ['vector', vector]] as const) {
