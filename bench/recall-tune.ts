@@ -28,13 +28,16 @@ async function main(): Promise<void> {
     .option('--variants <json>', 'variants', '[{"name":"default"}]')
     .option('--depth <n>', 'depth', '50')
     .option('--sample <n>', 'every n-th scored question only (faster, no published metric)', '1')
+    .option('--misses <n>', 'print up to n questions whose gold turns missed the top 10, with what ranked instead', '0')
     .parse()
-    .opts<{ run: string; format: string; dataset: string; variants: string; depth: string; sample: string }>();
+    .opts<{ run: string; format: string; dataset: string; variants: string; depth: string; sample: string; misses: string }>();
   const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn' });
   const embedder = new CachingEmbedder(createEmbedder(config.embedding), resolve(__dirname, 'cache', `embeddings-${config.embedding.provider}-${config.embedding.model}.bin`));
   const m = await createMnemograph(config, { embedder, backgroundEmbedding: false });
   const ds = o.format === 'locomo' ? loadLocomo(resolve(o.dataset)) : loadLongMemEval(resolve(o.dataset));
   const episodic = new Neo4jEpisodicStore(m.neo4j);
+  const text = new Map(ds.conversations.flatMap((c) => c.sessions.flatMap((se) => se.turns.map((t, i) => [turnKey(se.key, i), `${t.speaker}: ${t.content}`] as const))));
+  let misses = Number(o.misses);
   const lastDate = new Map(ds.conversations.map((c) => [c.key, c.sessions[c.sessions.length - 1]!.date]));
   try {
     for (const v of JSON.parse(o.variants) as Variant[]) {
@@ -54,6 +57,12 @@ async function main(): Promise<void> {
         for (const [k, t] of Object.entries(b.timings)) timing.set(k, (timing.get(k) ?? 0) + t);
         const ranked = b.turns.map((t) => turnKey(t.turn.conversationId.slice(o.run.length + 1), t.turn.index));
         if (q.scored) scores.push({ cat: q.category, s: scoreQuestion(ranked, q.goldTurns, q.goldSessions) });
+        const missed = q.goldTurns.filter((g) => !ranked.slice(0, 10).includes(g));
+        if (missed.length > 0 && misses-- > 0) {
+          console.log(`\n[${q.category}] ${q.question}`);
+          for (const g of missed) console.log(`  gold ${g} at ${ranked.indexOf(g) + 1 || '-'}: ${text.get(g)?.slice(0, 160)}`);
+          for (const r of ranked.slice(0, 3)) console.log(`  top  ${r}: ${text.get(r)?.slice(0, 160)}`);
+        }
         if (q.publishedGoldSessions) published.push(publishedSessionRecall(ranked, q.publishedGoldSessions));
       }
       const all = average(scores.map((x) => x.s));

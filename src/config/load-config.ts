@@ -106,6 +106,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError('EMBEDDING_DIMENSIONS', `the local model ${defaults.model} produces ${defaults.dimensions}-d vectors`, `unset EMBEDDING_DIMENSIONS or set it to ${defaults.dimensions}`);
   }
 
+  // Recall defaults that depend on how the local model spreads its vectors.
+  const local = provider === 'local' ? localModel(defaults.model) : undefined;
+
   if (e.EXTRACTION_PROVIDER === 'openai-compatible' && !e.EXTRACTION_BASE_URL) {
     throw new ConfigError('EXTRACTION_BASE_URL', 'is required when EXTRACTION_PROVIDER=openai-compatible', 'set it to the server base URL, e.g. http://127.0.0.1:8000/v1');
   }
@@ -169,7 +172,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         diversityCap: e.RECALL_DIVERSITY_CAP,
         queryExpansion: e.RECALL_QUERY_EXPANSION,
         hyde: e.RECALL_HYDE,
-        statementQuery: e.RECALL_STATEMENT_QUERY,
+        statementQuery: e.RECALL_STATEMENT_QUERY ?? local?.statementQuery ?? false,
         rerank: e.RECALL_RERANK,
       },
       weights: {
@@ -183,7 +186,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       fusion: e.RECALL_FUSION,
       rrfK: e.RECALL_RRF_K,
       vectorWeight: e.RECALL_VECTOR_WEIGHT,
-      minVectorScore: e.RECALL_MIN_VECTOR_SCORE ?? (provider === 'local' ? localModel(defaults.model).minVectorScore : 0.66),
+      minVectorScore: e.RECALL_MIN_VECTOR_SCORE ?? local?.minVectorScore ?? 0.66,
       neighbourWeight: e.RECALL_NEIGHBOUR_WEIGHT,
       neighbourWindow: e.RECALL_NEIGHBOUR_WINDOW,
       neighbourBackward: e.RECALL_NEIGHBOUR_BACKWARD,

@@ -84,7 +84,7 @@ export const envSchema = z.object({
   RECALL_SELF_QUERY: z.enum(['off', 'boost', 'filter']).default('boost').describe('time expressions in a query ("last week") boost or filter turns, or are ignored'),
   RECALL_DIVERSITY_CAP: int(0, 1000).default(0).describe('at most this many turns per conversation before others (0 = off)'),
   RECALL_QUERY_EXPANSION: z.enum(['off', 'feedback', 'llm']).default('off').describe('query expansion: off, feedback (offline, from top hits) or llm'),
-  RECALL_STATEMENT_QUERY: bool.default(true).describe('recall technique: embed a question in statement form ("What did Ann paint?" -> "Ann paint"), nearer the memories that answer it'),
+  RECALL_STATEMENT_QUERY: bool.optional().describe('recall technique: embed a question in statement form ("What did Ann paint?" -> "Ann paint"), nearer the memories that answer it (default: on for use-lite-512, where it helps; off otherwise)'),
   RECALL_HYDE: bool.default(false).describe('recall technique: HyDE (embed an LLM-written hypothetical answer); needs an LLM'),
   RECALL_RERANK: bool.default(false).describe('rerank the top candidates with an LLM or cross-encoder; needs one configured'),
   RECALL_WEIGHTS: z
@@ -94,7 +94,7 @@ export const envSchema = z.object({
     .describe('source weights, e.g. episodic=0.3,facts=0.25,entities=0.2,procedural=0.15,recency=0.1'),
   RECALL_FUSION: z.enum(['rrf', 'score']).default('rrf').describe('fusion of full-text and vector: rrf (reciprocal rank) or score (normalised CombSUM)'),
   RECALL_RRF_K: int(1, 1000).default(10).describe('reciprocal rank fusion constant k (small keeps the top ranks\' lead)'),
-  RECALL_VECTOR_WEIGHT: z.coerce.number().min(0).max(10).default(0.5).describe('RRF weight of the vector list (full-text is 1)'),
+  RECALL_VECTOR_WEIGHT: z.coerce.number().min(0).max(10).default(0.75).describe('RRF weight of the vector list (full-text is 1)'),
   RECALL_MIN_VECTOR_SCORE: z.coerce.number().min(0).max(1).optional().describe('least vector score, (1 + cosine) / 2, of a fact or entity that no keyword matched (0 = off; default: calibrated per local model, 0.66 otherwise)'),
   RECALL_NEIGHBOUR_WEIGHT: z.coerce.number().min(0).max(1).default(0.5).describe('share of an adjacent turn\'s score a turn gains (halved per further step)'),
   RECALL_NEIGHBOUR_WINDOW: int(0, 5).default(2).describe('turns either side scored together with a match (0 = off)'),
@@ -103,7 +103,7 @@ export const envSchema = z.object({
   RECALL_ANSWER_BOOST: z.coerce.number().min(1).max(5).default(1.5).describe('multiplier on the share of a question\'s score the next turn (its reply) gains (1 = off)'),
   RECALL_TIME_HINT_BOOST: z.coerce.number().min(1).max(10).default(3).describe('multiplier for turns inside a self-query time hint'),
   RECALL_RECENCY_HALF_LIFE_DAYS: z.coerce.number().positive().max(36500).default(30).describe('half-life of the recency boost in days'),
-  RECALL_CANDIDATES: int(10, 2000).default(100).describe('candidates fetched per signal before fusion'),
+  RECALL_CANDIDATES: int(10, 2000).default(50).describe('candidates fetched per signal before fusion'),
   RECALL_ENTITY_DEPTH: int(0, 3).default(1).describe('graph expansion depth from matched entities'),
 
   MIGRATE_ON_START: bool.default(false).describe('run migrations when the service starts'),

@@ -50,6 +50,9 @@ describe('loadConfig', () => {
     const lite = loadConfig({ EMBEDDING_MODEL: 'use-lite-512' });
     expect(lite.embedding).toMatchObject({ provider: 'local', model: 'use-lite-512', dimensions: 512 });
     expect(lite.recall.minVectorScore).toBe(0.66);
+    expect(lite.recall.techniques.statementQuery).toBe(true);
+    expect(loadConfig({}).recall.techniques.statementQuery).toBe(false);
+    expect(loadConfig({ RECALL_STATEMENT_QUERY: 'true' }).recall.techniques.statementQuery).toBe(true);
     expect(loadConfig({}).recall.minVectorScore).toBe(0.8);
     expect(loadConfig({ RECALL_MIN_VECTOR_SCORE: '0' }).recall.minVectorScore).toBe(0);
     expect(() => loadConfig({ EMBEDDING_MODEL: 'bert-huge' })).toThrow(/^EMBEDDING_MODEL: unknown local embedding model "bert-huge".*Fix: choose one of bge-small-en-v1.5, all-minilm-l6-v2, use-lite-512/);
