@@ -19,6 +19,8 @@ export class CachingEmbedder implements Embedder {
   private readonly cache = new Map<string, number[]>();
   hits = 0;
   misses = 0;
+  /** While true, every call goes to `inner` and nothing is cached (to time real queries). */
+  bypass = false;
 
   constructor(
     private readonly inner: Embedder,
@@ -50,6 +52,7 @@ export class CachingEmbedder implements Embedder {
   }
 
   async embed(texts: string[], opts?: { priority?: 'interactive' | 'background' }): Promise<number[][]> {
+    if (this.bypass) return this.inner.embed(texts, opts);
     const keys = texts.map(keyOf);
     const missing = [...new Set(keys.map((k, i) => (this.cache.has(k) ? -1 : i)).filter((i) => i >= 0).map((i) => texts[i]!))];
     this.hits += texts.length - missing.length;
