@@ -92,9 +92,9 @@ export const envSchema = z.object({
     .regex(/^(episodic|facts|entities|procedural|recency)=\d*\.?\d+(,(episodic|facts|entities|procedural|recency)=\d*\.?\d+)*$/, 'must look like episodic=0.3,facts=0.25')
     .default('episodic=0.3,facts=0.25,entities=0.2,procedural=0.15,recency=0.1')
     .describe('source weights, e.g. episodic=0.3,facts=0.25,entities=0.2,procedural=0.15,recency=0.1'),
-  RECALL_FUSION: z.enum(['rrf', 'score']).default('rrf').describe('fusion of full-text and vector: rrf (reciprocal rank) or score (normalised CombSUM)'),
+  RECALL_FUSION: z.enum(['rrf', 'score']).default('score').describe('fusion of full-text and vector: rrf (reciprocal rank) or score (normalised CombSUM)'),
   RECALL_RRF_K: int(1, 1000).default(10).describe('reciprocal rank fusion constant k (small keeps the top ranks\' lead)'),
-  RECALL_VECTOR_WEIGHT: z.coerce.number().min(0).max(10).default(0.75).describe('RRF weight of the vector list (full-text is 1)'),
+  RECALL_VECTOR_WEIGHT: z.coerce.number().min(0).max(10).default(1).describe('fusion weight of the vector list (full-text is 1)'),
   RECALL_MIN_VECTOR_SCORE: z.coerce.number().min(0).max(1).optional().describe('least vector score, (1 + cosine) / 2, of a fact or entity that no keyword matched (0 = off; default: calibrated per local model, 0.66 otherwise)'),
   RECALL_NEIGHBOUR_WEIGHT: z.coerce.number().min(0).max(1).default(0.5).describe('share of an adjacent turn\'s score a turn gains (halved per further step)'),
   RECALL_NEIGHBOUR_WINDOW: int(0, 5).default(2).describe('turns either side scored together with a match (0 = off)'),

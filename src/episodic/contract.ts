@@ -75,6 +75,7 @@ export interface TurnHit {
   index: number;
   channel: string;
   speaker: string | null;
+  role: z.output<typeof TurnRoleSchema>;
   timestamp: string;
   score: number;
   /** The turn ends with a question mark: what answers it is usually the next turn. */

@@ -101,7 +101,7 @@ const RECALL_FILTER = `t.user_id = $userId AND t.channel IN $channels AND NOT t.
   AND ($connectionId IS NULL OR t.connection_id = $connectionId) AND ($contextType IS NULL OR t.context_type = $contextType)`;
 
 // Projection of a search hit: only what ranking needs (content is fetched for the winners).
-const HIT = `t.id AS id, t.conversation_id AS conversationId, t.index AS index, t.channel AS channel, t.speaker AS speaker,
+const HIT = `t.id AS id, t.conversation_id AS conversationId, t.index AS index, t.channel AS channel, t.speaker AS speaker, t.role AS role,
   toString(t.timestamp) AS timestamp, trim(t.content) ENDS WITH '?' AS asks`;
 
 // $index (one of FULLTEXT_INDEXES), $query (Lucene, already scoped with +scope_key), $k, $limit,

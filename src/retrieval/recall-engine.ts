@@ -249,14 +249,18 @@ export class HybridRecallEngine implements RecallEngine {
     const signals = new Map<string, Signals>();
     const base = new Map<string, number>();
     const queryWords = new Set(words(q.query));
+    const firstPerson = [...queryWords].some((w) => FIRST_PERSON.has(w));
     for (const f of fused) {
       const sig: Signals = {};
       for (const [name, rank] of Object.entries(f.ranks)) sig[name] = { rank, score: round(raw[name]!.get(f.id) ?? 0, 4) };
       let score = f.score;
-      const speaker = hits.get(f.id)?.speaker;
-      if (tech.speakerBoost && speaker && speakerNamed(speaker, queryWords)) {
+      const hit = hits.get(f.id);
+      // The speaker the query names; a question in the first person ("what car do I drive?")
+      // names the user, whose own turns hold the answer rather than the assistant's.
+      const named = hit?.speaker && speakerNamed(hit.speaker, queryWords) ? hit.speaker : firstPerson && hit?.role === 'user' ? 'user (first person)' : undefined;
+      if (tech.speakerBoost && named) {
         score *= s.speakerBoost;
-        sig.speaker = { note: speaker };
+        sig.speaker = { note: named };
       }
       // A question holds the asker's words, not the information: it gives way to its reply.
       if (tech.neighbours && hits.get(f.id)?.asks) score *= s.questionWeight;
@@ -355,6 +359,8 @@ interface ScopeArgs {
   until?: string;
   filters: TurnFilters;
 }
+
+const FIRST_PERSON = new Set(['i', 'me', 'my', 'mine', 'myself']);
 
 /** A speaker is "named" when every word of their name is a word of the query. */
 function speakerNamed(speaker: string, queryWords: Set<string>): boolean {

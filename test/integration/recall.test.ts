@@ -104,17 +104,42 @@ describe('remember', () => {
     ]) {
       await store(userId, content);
     }
+    const rrf = await createMnemograph(testConfig({ LOG_LEVEL: 'silent', RECALL_FUSION: 'rrf', RECALL_VECTOR_WEIGHT: '0.5' }), { embedder: borrowed(), backgroundEmbedding: false });
+    try {
+      const b = await rrf.memory.remember({ userId, query: 'water the tomato plants', topK: 5, techniques: PLAIN });
+      const k = rrf.config.recall.rrfK;
+      const w = rrf.config.recall.vectorWeight;
+      const expected = b.turns.map((t) => (t.signals.fulltext?.rank ? 1 / (k + t.signals.fulltext.rank) : 0) + (t.signals.vector?.rank ? w / (k + t.signals.vector.rank) : 0));
+      for (let i = 1; i < expected.length; i++) expect(expected[i - 1]!).toBeGreaterThanOrEqual(expected[i]!);
+      b.turns.forEach((t, i) => expect(t.score).toBeCloseTo(expected[i]!, 5));
+      // Found by both signals, ranked first by both: first.
+      expect(b.turns[0]!.turn.content).toBe('Remind me to water the tomato plants every morning');
+      // A turn only the vector signal finds still makes the list, below the keyword matches.
+      const vectorOnly = b.turns.filter((t) => !t.signals.fulltext);
+      expect(vectorOnly.length).toBeGreaterThan(0);
+    } finally {
+      await rrf.close();
+    }
+  });
+
+  it('fuses by normalised score by default: the best of both lists scores the full weight of each', async () => {
+    const userId = uid('u');
+    for (const content of ['Remind me to water the tomato plants every morning', 'I bought a new bicycle helmet yesterday', 'The garden needs watering when it is hot']) {
+      await store(userId, content);
+    }
     const b = await m.memory.remember({ userId, query: 'water the tomato plants', topK: 5, techniques: PLAIN });
-    const k = m.config.recall.rrfK;
-    const w = m.config.recall.vectorWeight;
-    const expected = b.turns.map((t) => (t.signals.fulltext?.rank ? 1 / (k + t.signals.fulltext.rank) : 0) + (t.signals.vector?.rank ? w / (k + t.signals.vector.rank) : 0));
-    for (let i = 1; i < expected.length; i++) expect(expected[i - 1]!).toBeGreaterThanOrEqual(expected[i]!);
-    b.turns.forEach((t, i) => expect(t.score).toBeCloseTo(expected[i]!, 5));
-    // Found by both signals, ranked first by both: first.
-    expect(b.turns[0]!.turn.content).toBe('Remind me to water the tomato plants every morning');
-    // A turn only the vector signal finds still makes the list, below the keyword matches.
-    const vectorOnly = b.turns.filter((t) => !t.signals.fulltext);
-    expect(vectorOnly.length).toBeGreaterThan(0);
+    expect(m.config.recall.fusion).toBe('score');
+    const top = b.turns[0]!;
+    expect(top.turn.content).toBe('Remind me to water the tomato plants every morning');
+    expect(top.signals.fulltext?.rank).toBe(1);
+    expect(top.signals.vector?.rank).toBe(1);
+    // Min-max normalised: the top of each list counts 1 x its weight (full-text 1, vector 1).
+    expect(top.score).toBeCloseTo(1 + m.config.recall.vectorWeight, 5);
+    // The last of the vector list, which no keyword matched, scores nothing at all.
+    const helmet = b.turns.find((t) => t.turn.content.includes('helmet'));
+    expect(helmet?.signals).toMatchObject({ vector: { rank: 3 } });
+    expect(helmet?.signals.fulltext).toBeUndefined();
+    expect(helmet?.score).toBeCloseTo(0, 5);
   });
 
   it('scores neighbouring turns together and explains it', async () => {
