@@ -12,7 +12,7 @@ import { createRedis, type RedisClient } from './infra/redis';
 import { AgentMemory } from './memory/agent-memory';
 import { checkEmbeddingLock, REPO_ROOT, runMigrations } from './migrate';
 import { FailoverWorkingStore, MemoryWorkingStore, RedisWorkingStore } from './working';
-import { HybridRecallEngine, Neo4jReinforcer, recallSettingsFrom, type ProfileSource, type RecallSource } from './retrieval';
+import { HttpReranker, HybridRecallEngine, Neo4jReinforcer, recallSettingsFrom, type ProfileSource, type RecallSource } from './retrieval';
 import { createDefaultSources } from './retrieval/sources';
 import { Neo4jSemanticStore } from './semantic';
 import { Neo4jProceduralStore, PgToolInvocationLog } from './procedural';
@@ -143,6 +143,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     presence: opts.recallSources ? undefined : defaults.presence,
     profile: opts.profileSource ?? defaults.profile,
     reinforcer,
+    reranker: config.rerank.url ? new HttpReranker({ baseUrl: config.rerank.url, model: config.rerank.model, apiKey: config.rerank.apiKey, timeoutMs: config.rerank.timeoutMs }) : undefined,
   });
 
   const observations = new PgObservationQueue(pools.primary);

@@ -26,6 +26,8 @@ export interface Config {
   redis: { url: string; clusterNodes?: Array<{ host: string; port: number }>; keyPrefix: string };
   embedding: EmbeddingConfig;
   llm: { openaiApiKey?: string; anthropicApiKey?: string };
+  /** A cross-encoder behind a rerank API, used when RECALL_RERANK is on. */
+  rerank: { url?: string; model: string; apiKey?: string; timeoutMs: number };
   audit: { level: 'off' | 'writes' | 'reads' | 'verbose'; partitionDaysAhead: number; retentionDays: number; spoolDir: string };
   working: { ttlSeconds: number; maxTurns: number };
   /** Recall techniques and weights (see src/retrieval). */
@@ -154,6 +156,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       mavenUrl: e.MAVEN_REPOSITORY_URL,
     },
     llm: { openaiApiKey: e.OPENAI_API_KEY, anthropicApiKey: e.ANTHROPIC_API_KEY },
+    rerank: { url: e.RERANK_URL, model: e.RERANK_MODEL, apiKey: e.RERANK_API_KEY, timeoutMs: e.RERANK_TIMEOUT_MS },
     audit: {
       level: e.AUDIT_LEVEL,
       partitionDaysAhead: e.AUDIT_PARTITION_DAYS_AHEAD,
@@ -196,6 +199,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       timeHintBoost: e.RECALL_TIME_HINT_BOOST,
       recencyHalfLifeDays: e.RECALL_RECENCY_HALF_LIFE_DAYS,
       candidates: e.RECALL_CANDIDATES,
+      rerankDepth: e.RECALL_RERANK_DEPTH,
       entityDepth: e.RECALL_ENTITY_DEPTH,
     },
     migrateOnStart: e.MIGRATE_ON_START,
@@ -239,6 +243,7 @@ export function redactConfig(config: Config): Record<string, unknown> {
     redis: { ...config.redis, url: redactUrl(config.redis.url) },
     embedding: { ...config.embedding, apiKey: config.embedding.apiKey ? '<redacted>' : undefined },
     llm: { openaiApiKey: config.llm.openaiApiKey ? '<redacted>' : undefined, anthropicApiKey: config.llm.anthropicApiKey ? '<redacted>' : undefined },
+    rerank: { ...config.rerank, apiKey: config.rerank.apiKey ? '<redacted>' : undefined },
     extraction: { ...config.extraction, apiKey: config.extraction.apiKey ? '<redacted>' : undefined },
   };
 }

@@ -86,7 +86,12 @@ export const envSchema = z.object({
   RECALL_QUERY_EXPANSION: z.enum(['off', 'feedback', 'llm']).default('off').describe('query expansion: off, feedback (offline, from top hits) or llm'),
   RECALL_STATEMENT_QUERY: bool.optional().describe('recall technique: embed a question in statement form ("What did Ann paint?" -> "Ann paint"), nearer the memories that answer it (default: on for use-lite-512, where it helps; off otherwise)'),
   RECALL_HYDE: bool.default(false).describe('recall technique: HyDE (embed an LLM-written hypothetical answer); needs an LLM'),
-  RECALL_RERANK: bool.default(false).describe('rerank the top candidates with an LLM or cross-encoder; needs one configured'),
+  RECALL_RERANK: bool.default(false).describe('rerank the top candidates with a cross-encoder at RERANK_URL (without one, the fused order is kept and the bundle says so)'),
+  RECALL_RERANK_DEPTH: int(1, 200).default(30).describe('how many of the fused top turns the reranker reorders'),
+  RERANK_URL: z.url().optional().describe('base URL of a rerank API (Cohere-compatible POST {url}/rerank: Cohere, Jina, vLLM, Infinity, LocalAI)'),
+  RERANK_MODEL: z.string().min(1).default('BAAI/bge-reranker-base').describe('model name sent to the rerank API'),
+  RERANK_API_KEY: z.string().min(1).optional().describe('bearer token for the rerank API'),
+  RERANK_TIMEOUT_MS: int(50, 60_000).default(2000).describe('longest wait for the reranker before recall keeps the fused order'),
   RECALL_WEIGHTS: z
     .string()
     .regex(/^(episodic|facts|entities|procedural|recency)=\d*\.?\d+(,(episodic|facts|entities|procedural|recency)=\d*\.?\d+)*$/, 'must look like episodic=0.3,facts=0.25')

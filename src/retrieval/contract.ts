@@ -203,6 +203,8 @@ export interface RecallSettings {
   recencyHalfLifeDays: number;
   /** Candidates fetched per signal before fusion. */
   candidates: number;
+  /** How many fused top turns a reranker reorders (RECALL_RERANK). */
+  rerankDepth: number;
   /** Graph expansion depth asked of entity sources. */
   entityDepth: number;
 }

@@ -6,4 +6,5 @@ export { weightedRrf, smoothNeighbours, capPerGroup, recencyScore } from './fusi
 export { buildLuceneQuery, escapeLucene, keywords } from './query-text';
 export { parseTimeHint } from './self-query';
 export { recallSettingsFrom } from './settings';
+export { HttpReranker, type Reranker } from './rerank';
 export { createDefaultSources, SemanticFactSource, SemanticEntitySource, ProceduralStrategySource, GoalRecallSource, PgProfileSource, type ProvenanceFilter } from './sources';

@@ -2,6 +2,7 @@ import type { AuditLogger } from '../audit';
 import type { Embedder } from '../embedding';
 import type { EpisodicStore, Turn, TurnFilters, TurnHit } from '../episodic/contract';
 import { scopeKey, turnId } from '../episodic/neo4j-episodic-store';
+import { embeddingText } from '../episodic/prepare';
 import { errorMessage } from '../errors';
 import type { Logger } from '../infra/logger';
 import { withGlobal } from '../schemas';
@@ -23,6 +24,7 @@ import type {
 } from './contract';
 import { capPerGroup, recencyScore, smoothNeighbours, sortByScore, weightedRrf, weightedScoreFusion, type Position } from './fusion';
 import { buildLuceneQuery, keywords, statementForm, words } from './query-text';
+import type { Reranker } from './rerank';
 import { parseTimeHint } from './self-query';
 
 export interface RecallEngineDeps {
@@ -38,6 +40,8 @@ export interface RecallEngineDeps {
   reinforcer?: Reinforcer;
   /** Enables the LLM techniques (query expansion, HyDE); without it they use the offline path. */
   generator?: TextGenerator;
+  /** Reorders the fused top turns when the rerank technique is on. */
+  reranker?: Reranker;
 }
 
 const DAY_MS = 86_400_000;
@@ -106,7 +110,7 @@ export class HybridRecallEngine implements RecallEngine {
       : Promise.resolve(undefined);
 
     // LLM techniques without an LLM fall back to their offline path, and say so.
-    if (tech.rerank) degraded.push('rerank: no reranker configured; fused order kept');
+    if (tech.rerank && !this.d.reranker) degraded.push('rerank: no reranker configured; fused order kept');
     let expansion = tech.queryExpansion;
     if (expansion === 'llm' && !this.d.generator) {
       degraded.push('queryExpansion: no LLM configured; using offline feedback expansion');
@@ -302,21 +306,34 @@ export class HybridRecallEngine implements RecallEngine {
 
     // One round trip for the winners' content. Neighbours are fetched with the same filters,
     // so one outside them drops out here; a margin keeps topK filled when that happens.
-    const head = ranked.slice(0, q.topK + Math.min(q.topK, 20));
+    const reranking = tech.rerank && this.d.reranker !== undefined;
+    const head = ranked.slice(0, Math.max(q.topK + Math.min(q.topK, 20), reranking ? s.rerankDepth : 0));
     let turns = new Map<string, Turn>();
     try {
       turns = new Map((await this.d.episodic.getTurnsByIds(head.map((r) => r.id), scope)).map((t) => [t.id, t]));
     } catch (err) {
       degraded.push(`hydrate: ${errorMessage(err)}`);
     }
-    const out: RecalledTurn[] = [];
+    let out: RecalledTurn[] = [];
     for (const r of head) {
       const turn = turns.get(r.id);
-      if (!turn) continue;
-      out.push({ turn, score: round(r.score, 6), signals: signals.get(r.id) ?? {} });
-      if (out.length >= q.topK) break;
+      if (turn) out.push({ turn, score: round(r.score, 6), signals: signals.get(r.id) ?? {} });
     }
-    return out;
+    if (reranking) out = await this.rerank(q.query, out.slice(0, s.rerankDepth), degraded);
+    return out.slice(0, q.topK);
+  }
+
+  /** The cross-encoder's order over the fused head; on failure the fused order stands. */
+  private async rerank(query: string, head: RecalledTurn[], degraded: string[]): Promise<RecalledTurn[]> {
+    let scores: number[];
+    try {
+      scores = await this.d.reranker!.score(query, head.map((t) => embeddingText(t.turn)));
+    } catch (err) {
+      degraded.push(`rerank: ${errorMessage(err)}; fused order kept`);
+      return head;
+    }
+    const order = head.map((t, i) => ({ t, score: scores[i]! })).sort((a, b) => b.score - a.score);
+    return order.map(({ t, score }, i) => ({ ...t, score: round(score, 6), signals: { ...t.signals, rerank: { rank: i + 1, score: round(score, 4) } } }));
   }
 
   private rankItems(items: RecallItem[], weights: SourceWeights, recency: boolean, asOf: Date): RecalledItem[] {

@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { countTokens } from 'gpt-tokenizer/cjs/encoding/o200k_base';
 import { createMnemograph, type Mnemograph } from '../../src/container';
 import type { Embedder } from '../../src/embedding';
@@ -292,6 +294,86 @@ describe('remember degrades instead of failing', () => {
       expect(contents(b)).toEqual(['The boiler service is booked for March']);
     } finally {
       await noRedis.close();
+    }
+  });
+});
+
+describe('reranking through a Cohere-compatible rerank API', () => {
+  let server: Server;
+  let url: string;
+  const requests: Array<{ model: string; query: string; documents: string[]; top_n: number }> = [];
+  let mode: 'ok' | 'fail' | 'hang' = 'ok';
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c: Buffer) => (raw += c.toString()));
+      req.on('end', () => {
+        if (req.method !== 'POST' || req.url !== '/v1/rerank') return void res.writeHead(404).end();
+        const body = JSON.parse(raw) as (typeof requests)[number];
+        requests.push(body);
+        if (mode === 'fail') return void res.writeHead(500).end('model not loaded');
+        if (mode === 'hang') return; // never answers
+        // A stand-in cross-encoder with an opinion of its own: the helmet turn is what matters.
+        const results = body.documents.map((d, index) => ({ index, relevance_score: d.includes('helmet') ? 0.9 : 0.1 / (index + 1) }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ results: results.reverse() }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+
+  async function seeded(): Promise<{ r: Mnemograph; userId: string }> {
+    const r = await createMnemograph(
+      testConfig({ LOG_LEVEL: 'silent', RERANK_URL: url, RERANK_MODEL: 'test-cross-encoder', RECALL_RERANK: 'true', RECALL_RERANK_DEPTH: '4', RERANK_TIMEOUT_MS: '300' }),
+      { embedder: borrowed(), backgroundEmbedding: false },
+    );
+    const userId = uid('u');
+    for (const content of ['Water the tomato plants every morning', 'Tomato soup with basil', 'Tomato seeds go in the greenhouse', 'A new bicycle helmet for the tomato market trip']) {
+      await r.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content });
+    }
+    await r.backgroundEmbedder.drain();
+    return { r, userId };
+  }
+
+  it('reorders the fused head by the cross-encoder and explains it', async () => {
+    mode = 'ok';
+    const { r, userId } = await seeded();
+    try {
+      const fused = await r.memory.remember({ userId, query: 'tomato plants', topK: 4, techniques: { ...PLAIN, rerank: false } });
+      expect(fused.turns[0]!.turn.content).not.toContain('helmet');
+      requests.length = 0;
+      const b = await r.memory.remember({ userId, query: 'tomato plants', topK: 2, techniques: PLAIN });
+      expect(requests).toHaveLength(1);
+      expect(requests[0]).toMatchObject({ model: 'test-cross-encoder', query: 'tomato plants', top_n: 4 });
+      expect([...requests[0]!.documents].sort()).toEqual(fused.turns.map((t) => t.turn.content).sort());
+      expect(b.turns).toHaveLength(2);
+      expect(b.turns[0]!.turn.content).toContain('helmet');
+      expect(b.turns[0]!.signals.rerank).toEqual({ rank: 1, score: 0.9 });
+      expect(b.turns[0]!.signals.fulltext).toBeDefined();
+      expect(b.degraded).toEqual([]);
+    } finally {
+      await r.close();
+    }
+  });
+
+  it.each(['fail', 'hang'] as const)('keeps the fused order when the reranker %ss, and says so', async (how) => {
+    const { r, userId } = await seeded();
+    try {
+      mode = 'ok';
+      const fused = await r.memory.remember({ userId, query: 'tomato plants', topK: 3, techniques: { ...PLAIN, rerank: false } });
+      mode = how;
+      const b = await r.memory.remember({ userId, query: 'tomato plants', topK: 3, techniques: PLAIN });
+      expect(contents(b)).toEqual(contents(fused));
+      expect(b.turns.every((t) => t.signals.rerank === undefined)).toBe(true);
+      expect(b.degraded).toEqual([expect.stringMatching(how === 'fail' ? /^rerank: reranker at .*HTTP 500: model not loaded; fused order kept$/ : /^rerank: reranker at .*(abort|timeout|timed out).*; fused order kept$/i)]);
+    } finally {
+      mode = 'ok';
+      await r.close();
     }
   });
 });
