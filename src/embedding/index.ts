@@ -4,7 +4,7 @@ import { LocalEmbedder } from './local-embedder';
 import { localModel } from './local-models';
 import { OpenAIEmbedder } from './openai-embedder';
 
-export type { Embedder } from './contract';
+export type { Embedder, EmbedOptions } from './contract';
 export { ensureModelFiles, localModel } from './local-models';
 
 /** Builds the configured embedder (called by the composition root only). */

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { MnemographError } from '../errors';
-import type { Embedder } from './contract';
+import type { EmbedOptions, Embedder } from './contract';
 import type { LocalModelSpec } from './local-models';
 
 interface Job {
@@ -25,7 +25,10 @@ export class LocalEmbedder implements Embedder {
   private readonly background: Job[] = [];
   private nextId = 0;
 
-  constructor(spec: LocalModelSpec, opts: { modelDir: string; mavenUrl: string; threads?: number }) {
+  constructor(
+    private readonly spec: LocalModelSpec & { queryPrefix?: string; documentPrefix?: string },
+    opts: { modelDir: string; mavenUrl: string; threads?: number },
+  ) {
     this.model = spec.id;
     this.dimensions = spec.dimensions;
     const name = spec.runtime === 'onnx' ? 'onnx-worker' : 'use-lite-worker';
@@ -58,8 +61,10 @@ export class LocalEmbedder implements Embedder {
     }
   }
 
-  embed(texts: string[], opts: { priority?: 'interactive' | 'background' } = {}): Promise<number[][]> {
+  embed(texts: string[], opts: EmbedOptions = {}): Promise<number[][]> {
     if (texts.length === 0) return Promise.resolve([]);
+    const prefix = (opts.input === 'query' ? this.spec.queryPrefix : this.spec.documentPrefix) ?? '';
+    if (prefix) texts = texts.map((t) => prefix + t);
     return new Promise((resolve, reject) => {
       (opts.priority === 'interactive' ? this.interactive : this.background).push({ texts, resolve, reject });
       this.pump();

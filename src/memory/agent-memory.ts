@@ -157,7 +157,7 @@ export class AgentMemory {
   /** Nearest turns by embedding (of `query`, or the given `queryEmbedding`). */
   async vectorSearch(query: z.input<typeof VectorSearchQuerySchema>): Promise<ScoredTurn[]> {
     const q = parseInput(VectorSearchQuerySchema, query, 'vector search');
-    const embedding = q.queryEmbedding ?? (await this.d.embedder.embed([q.query!], { priority: 'interactive' }))[0]!;
+    const embedding = q.queryEmbedding ?? (await this.d.embedder.embed([q.query!], { priority: 'interactive', input: 'query' }))[0]!;
     if (embedding.length !== this.d.embedder.dimensions) {
       throw new ValidationError(`invalid vector search: queryEmbedding must have ${this.d.embedder.dimensions} numbers, got ${embedding.length}`);
     }

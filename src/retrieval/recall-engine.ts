@@ -106,7 +106,7 @@ export class HybridRecallEngine implements RecallEngine {
 
     const wantEmbedding = (q.includeEpisodic && tech.vector) || sources.length > 0;
     const embedding = wantEmbedding
-      ? timed('embed', async () => (await this.d.embedder.embed([await this.embeddingText(q.query, tech, degraded)], { priority: 'interactive' }))[0], undefined)
+      ? timed('embed', async () => (await this.d.embedder.embed([await this.embeddingText(q.query, tech, degraded)], { priority: 'interactive', input: 'query' }))[0], undefined)
       : Promise.resolve(undefined);
 
     // LLM techniques without an LLM fall back to their offline path, and say so.

@@ -33,7 +33,7 @@ export async function embeddingForQuery(embedder: Embedder, query: string | unde
     checkDimensions(embedder, given, 'queryEmbedding');
     return given;
   }
-  return (await embedder.embed([query!], { priority: 'interactive' }))[0]!;
+  return (await embedder.embed([query!], { priority: 'interactive', input: 'query' }))[0]!;
 }
 
 export function checkDimensions(embedder: Embedder, vector: number[], field: string): void {

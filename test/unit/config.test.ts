@@ -7,7 +7,7 @@ describe('loadConfig', () => {
     expect(c.neo4j.uri).toBe('bolt://127.0.0.1:7687');
     expect(c.postgres.url).toBe('postgres://postgres@127.0.0.1:5432/mnemograph');
     expect(c.redis.url).toBe('redis://127.0.0.1:6379');
-    expect(c.embedding).toMatchObject({ provider: 'local', model: 'bge-small-en-v1.5', dimensions: 384, mode: 'deferred' });
+    expect(c.embedding).toMatchObject({ provider: 'local', model: 'e5-small-v2', dimensions: 384, mode: 'deferred' });
     expect(c.audit.level).toBe('writes');
     expect(c.working.ttlSeconds).toBe(3600);
   });
@@ -53,9 +53,10 @@ describe('loadConfig', () => {
     expect(lite.recall.techniques.statementQuery).toBe(true);
     expect(loadConfig({}).recall.techniques.statementQuery).toBe(false);
     expect(loadConfig({ RECALL_STATEMENT_QUERY: 'true' }).recall.techniques.statementQuery).toBe(true);
-    expect(loadConfig({}).recall.minVectorScore).toBe(0.8);
+    expect(loadConfig({}).recall.minVectorScore).toBe(0.875);
+    expect(loadConfig({ EMBEDDING_MODEL: 'bge-small-en-v1.5' }).recall.minVectorScore).toBe(0.8);
     expect(loadConfig({ RECALL_MIN_VECTOR_SCORE: '0' }).recall.minVectorScore).toBe(0);
-    expect(() => loadConfig({ EMBEDDING_MODEL: 'bert-huge' })).toThrow(/^EMBEDDING_MODEL: unknown local embedding model "bert-huge".*Fix: choose one of bge-small-en-v1.5, all-minilm-l6-v2, use-lite-512/);
+    expect(() => loadConfig({ EMBEDDING_MODEL: 'bert-huge' })).toThrow(/^EMBEDDING_MODEL: unknown local embedding model "bert-huge".*Fix: choose one of bge-small-en-v1.5, e5-small-v2, all-minilm-l6-v2, use-lite-512/);
     expect(() => loadConfig({ EMBEDDING_MODEL: 'use-lite-512', EMBEDDING_DIMENSIONS: '384' })).toThrow(/use-lite-512 produces 512-d/);
   });
 

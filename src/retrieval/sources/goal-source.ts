@@ -27,13 +27,18 @@ export class GoalRecallSource implements RecallSource {
     if (hasMetadataFilter(req.filters)) return [];
     const found = await this.d.store.similarActiveGoals({ userId: req.userId, channels: req.channels, embedding: req.embedding, limit: this.d.maxGoals ?? 50 });
     const queryWords = keywords(req.query);
-    const scored = found
-      .filter(({ goal }) => inTimeRange(goal.updatedAt, req))
+    const open = found.filter(({ goal }) => inTimeRange(goal.updatedAt, req));
+    // Models spread cosines differently (e5 puts everything within 0.84-0.99), so similarity
+    // counts relative to the user's other goals: the closest 1, the farthest 0.5.
+    const sims = open.map((f) => f.similarity).filter((x): x is number => x !== null);
+    const [lo, hi] = [Math.min(...sims), Math.max(...sims)];
+    const relative = (x: number) => (hi > lo ? 0.5 + (0.5 * (x - lo)) / (hi - lo) : 1);
+    const scored = open
       .map(({ goal, similarity }) => {
         const signals: Signals = { priority: { score: goal.priority } };
         let base: number;
         if (similarity !== null) {
-          base = similarity;
+          base = relative(similarity);
           signals.vector = { score: round4(similarity) };
         } else {
           base = overlap(queryWords, goal.description);
