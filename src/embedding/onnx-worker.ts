@@ -64,12 +64,12 @@ async function embed({ tokenizer, session }: Loaded, texts: string[]): Promise<n
 }
 
 parentPort?.on('message', (msg: { id: number; texts: string[] }) => {
-  loaded ??= load();
+  loaded ??= load().catch((err: unknown) => {
+    loaded = undefined; // a failed load (say, the download) is retried by the next request
+    throw err;
+  });
   loaded
     .then((m) => embed(m, msg.texts))
     .then((vectors) => parentPort?.postMessage({ id: msg.id, vectors }))
-    .catch((err: unknown) => {
-      loaded = undefined; // a failed load (say, the download) is retried by the next request
-      parentPort?.postMessage({ id: msg.id, error: err instanceof Error ? err.message : String(err) });
-    });
+    .catch((err: unknown) => parentPort?.postMessage({ id: msg.id, error: err instanceof Error ? err.message : String(err) }));
 });

