@@ -267,7 +267,7 @@ export class HybridRecallEngine implements RecallEngine {
         sig.speaker = { note: named };
       }
       // A question holds the asker's words, not the information: it gives way to its reply.
-      if (tech.neighbours && hits.get(f.id)?.asks) score *= s.questionWeight;
+      if (tech.neighbours && hit?.asks) score *= s.questionWeight;
       signals.set(f.id, sig);
       base.set(f.id, score);
     }
@@ -306,8 +306,8 @@ export class HybridRecallEngine implements RecallEngine {
 
     // One round trip for the winners' content. Neighbours are fetched with the same filters,
     // so one outside them drops out here; a margin keeps topK filled when that happens.
-    const reranking = tech.rerank && this.d.reranker !== undefined;
-    const head = ranked.slice(0, Math.max(q.topK + Math.min(q.topK, 20), reranking ? s.rerankDepth : 0));
+    const reranker = tech.rerank ? this.d.reranker : undefined;
+    const head = ranked.slice(0, Math.max(q.topK + Math.min(q.topK, 20), reranker ? s.rerankDepth : 0));
     let turns = new Map<string, Turn>();
     try {
       turns = new Map((await this.d.episodic.getTurnsByIds(head.map((r) => r.id), scope)).map((t) => [t.id, t]));
@@ -319,15 +319,15 @@ export class HybridRecallEngine implements RecallEngine {
       const turn = turns.get(r.id);
       if (turn) out.push({ turn, score: round(r.score, 6), signals: signals.get(r.id) ?? {} });
     }
-    if (reranking) out = await this.rerank(q.query, out.slice(0, s.rerankDepth), degraded);
+    if (reranker) out = await this.rerank(reranker, q.query, out.slice(0, s.rerankDepth), degraded);
     return out.slice(0, q.topK);
   }
 
   /** The cross-encoder's order over the fused head; on failure the fused order stands. */
-  private async rerank(query: string, head: RecalledTurn[], degraded: string[]): Promise<RecalledTurn[]> {
+  private async rerank(reranker: Reranker, query: string, head: RecalledTurn[], degraded: string[]): Promise<RecalledTurn[]> {
     let scores: number[];
     try {
-      scores = await this.d.reranker!.score(query, head.map((t) => embeddingText(t.turn)));
+      scores = await reranker.score(query, head.map((t) => embeddingText(t.turn)));
     } catch (err) {
       degraded.push(`rerank: ${errorMessage(err)}; fused order kept`);
       return head;
