@@ -5,9 +5,10 @@ import type { EmbedOptions, Embedder } from '../src/embedding';
 
 /**
  * An Embedder that remembers what the real embedder returned, on disk, keyed by the sha256
- * of the text. Benchmarks ingest the same corpus many times; the offline model manages only
- * a few dozen texts a second, so reruns read vectors back instead of recomputing them.
- * Every vector in the cache was produced by `inner` for exactly that text; a miss always
+ * of the text (queries keyed apart from documents). Benchmarks ingest the same corpus many
+ * times (100k turns take the offline model several minutes), so reruns read vectors back
+ * instead of recomputing them. Every vector in the cache was produced by `inner` for exactly
+ * that text; a miss always
  * goes to `inner`. It reports the inner model's identity, so the embedding lock still holds.
  *
  * File format (append-only): records of 32 bytes of sha256 followed by `dimensions` float32.
