@@ -198,6 +198,31 @@ describe('remember', () => {
     expect(b.turns[0]!.signals.speaker?.note).toBe('Bob');
   });
 
+  it('answers a first-person question from the user\'s own turns before the assistant\'s', async () => {
+    const userId = uid('u');
+    const conversationId = uid('c');
+    await m.memory.storeTurns([
+      { userId, conversationId, role: 'assistant', content: 'A Honda Fit is cheap to run: a small car, about 6 litres per 100 km.' },
+      { userId, conversationId, role: 'user', content: 'Insurance on my Honda Fit is 95 a month.' },
+    ]);
+    // Two keyword hits: under the default min-max score fusion the second of a list scores 0,
+    // which no boost can lift, so this constructed case ranks by RRF.
+    const rrf = await createMnemograph(testConfig({ LOG_LEVEL: 'silent', RECALL_FUSION: 'rrf' }), { embedder: borrowed(), backgroundEmbedding: false });
+    try {
+      const keywordsOnly = { ...PLAIN, vector: false };
+      const plain = await rrf.memory.remember({ userId, query: 'Which car do I drive, a Honda?', techniques: keywordsOnly });
+      expect(plain.turns[0]!.turn.role).toBe('assistant');
+      const b = await rrf.memory.remember({ userId, query: 'Which car do I drive, a Honda?', techniques: { ...keywordsOnly, speakerBoost: true } });
+      expect(b.turns[0]!.turn.role).toBe('user');
+      expect(b.turns[0]!.signals.speaker?.note).toBe('user (first person)');
+      // Asked about someone else, the user's turns get no boost.
+      const third = await rrf.memory.remember({ userId, query: 'Which car does Sam drive, a Honda?', techniques: { ...keywordsOnly, speakerBoost: true } });
+      expect(third.turns.every((t) => t.signals.speaker === undefined)).toBe(true);
+    } finally {
+      await rrf.close();
+    }
+  });
+
   it('counts access on returned turns, in batches off the request path', async () => {
     const userId = uid('u');
     const t = await store(userId, 'The wifi password at the cabin is moose-lake-77');

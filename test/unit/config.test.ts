@@ -56,6 +56,12 @@ describe('loadConfig', () => {
     expect(loadConfig({}).recall.minVectorScore).toBe(0.875);
     expect(loadConfig({ EMBEDDING_MODEL: 'bge-small-en-v1.5' }).recall.minVectorScore).toBe(0.8);
     expect(loadConfig({ RECALL_MIN_VECTOR_SCORE: '0' }).recall.minVectorScore).toBe(0);
+    expect(loadConfig({}).semantic.entityMatchSimilarity).toBe(0.975);
+    expect(loadConfig({}).worker.duplicateSimilarity).toBe(0.98);
+    expect(lite.semantic.entityMatchSimilarity).toBe(0.92);
+    expect(lite.worker.duplicateSimilarity).toBe(0.95);
+    expect(loadConfig({ ENTITY_MATCH_SIMILARITY: '0.99', DUPLICATE_FACT_SIMILARITY: '0.97' })).toMatchObject({ semantic: { entityMatchSimilarity: 0.99 }, worker: { duplicateSimilarity: 0.97 } });
+    expect(loadConfig({ EMBEDDING_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-x' })).toMatchObject({ semantic: { entityMatchSimilarity: 0.92 }, worker: { duplicateSimilarity: 0.95 }, recall: { minVectorScore: 0.66 } });
     expect(() => loadConfig({ EMBEDDING_MODEL: 'bert-huge' })).toThrow(/^EMBEDDING_MODEL: unknown local embedding model "bert-huge".*Fix: choose one of bge-small-en-v1.5, e5-small-v2, all-minilm-l6-v2, use-lite-512/);
     expect(() => loadConfig({ EMBEDDING_MODEL: 'use-lite-512', EMBEDDING_DIMENSIONS: '384' })).toThrow(/use-lite-512 produces 512-d/);
   });
