@@ -88,7 +88,6 @@ export async function runLatency(m: Mnemograph, embedder: CachingEmbedder, opts:
     m.neo4j.read(BARE_FULLTEXT, { k: 10, query: (buildLuceneQuery(['x'], keywords(questions[i]!).map((term) => ({ term }))) ?? 'nothing').replace(/^\+scope_key:\(x\)\^0 /, '') }, tag),
   );
 
-
   const result = {
     dataset: 'latency',
     stored_turns_for_user: stored,

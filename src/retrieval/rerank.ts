@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { MnemographError, errorMessage } from '../errors';
 
 /**
@@ -6,9 +7,12 @@ import { MnemographError, errorMessage } from '../errors';
  * per document, in input order, higher is better.
  */
 export interface Reranker {
-  readonly name: string;
   score(query: string, documents: string[]): Promise<number[]>;
 }
+
+/** The rerank API's answer for `n` documents: a score for documents by their input index. */
+const RerankResponse = (n: number) =>
+  z.object({ results: z.array(z.object({ index: z.number().int().min(0).max(n - 1), relevance_score: z.number() })) });
 
 /**
  * A cross-encoder behind the rerank API that Cohere defined and Jina, vLLM, Infinity and
@@ -16,11 +20,7 @@ export interface Reranker {
  * {results: [{index, relevance_score}]}. One request per recall, bounded by `timeoutMs`.
  */
 export class HttpReranker implements Reranker {
-  readonly name: string;
-
-  constructor(private readonly opts: { baseUrl: string; model: string; apiKey?: string; timeoutMs: number }) {
-    this.name = `http:${opts.model}`;
-  }
+  constructor(private readonly opts: { baseUrl: string; model: string; apiKey?: string; timeoutMs: number }) {}
 
   async score(query: string, documents: string[]): Promise<number[]> {
     if (documents.length === 0) return [];
@@ -38,15 +38,12 @@ export class HttpReranker implements Reranker {
     } catch (err) {
       throw new MnemographError('RERANK_FAILED', 'upstream', `reranker at ${url} failed: ${errorMessage(err)}`);
     }
-    const results = (body as { results?: Array<{ index?: unknown; relevance_score?: unknown }> }).results;
-    if (!Array.isArray(results)) throw new MnemographError('RERANK_FAILED', 'upstream', `reranker at ${url} answered without a results list`);
-    const scores = new Array<number>(documents.length).fill(Number.NEGATIVE_INFINITY);
-    for (const r of results) {
-      if (typeof r.index !== 'number' || typeof r.relevance_score !== 'number' || r.index < 0 || r.index >= documents.length) {
-        throw new MnemographError('RERANK_FAILED', 'upstream', `reranker at ${url} answered with a malformed result ${JSON.stringify(r).slice(0, 100)}`);
-      }
-      scores[r.index] = r.relevance_score;
+    const parsed = RerankResponse(documents.length).safeParse(body);
+    if (!parsed.success) {
+      throw new MnemographError('RERANK_FAILED', 'upstream', `reranker at ${url} answered with a malformed body: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
     }
+    const scores = new Array<number>(documents.length).fill(Number.NEGATIVE_INFINITY);
+    for (const r of parsed.data.results) scores[r.index] = r.relevance_score;
     return scores;
   }
 }

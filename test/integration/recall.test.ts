@@ -25,6 +25,16 @@ const borrowed = (embedded: string[] = []): Embedder => ({
   close: () => Promise.resolve(),
 });
 
+/** Runs `fn` on a second instance with `env` settings, sharing the embedder; closes it after. */
+async function withInstance(env: Record<string, string>, fn: (r: Mnemograph) => Promise<void>, embedded?: string[]): Promise<void> {
+  const r = await createMnemograph(testConfig({ LOG_LEVEL: 'silent', ...env }), { embedder: borrowed(embedded), backgroundEmbedding: false });
+  try {
+    await fn(r);
+  } finally {
+    await r.close();
+  }
+}
+
 async function store(userId: string, content: string, extra: Partial<Parameters<typeof m.memory.storeTurn>[0]> = {}) {
   return (await m.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content, ...extra })).turn;
 }
@@ -106,8 +116,7 @@ describe('remember', () => {
     ]) {
       await store(userId, content);
     }
-    const rrf = await createMnemograph(testConfig({ LOG_LEVEL: 'silent', RECALL_FUSION: 'rrf', RECALL_VECTOR_WEIGHT: '0.5' }), { embedder: borrowed(), backgroundEmbedding: false });
-    try {
+    await withInstance({ RECALL_FUSION: 'rrf', RECALL_VECTOR_WEIGHT: '0.5' }, async (rrf) => {
       const b = await rrf.memory.remember({ userId, query: 'water the tomato plants', topK: 5, techniques: PLAIN });
       const k = rrf.config.recall.rrfK;
       const w = rrf.config.recall.vectorWeight;
@@ -119,9 +128,7 @@ describe('remember', () => {
       // A turn only the vector signal finds still makes the list, below the keyword matches.
       const vectorOnly = b.turns.filter((t) => !t.signals.fulltext);
       expect(vectorOnly.length).toBeGreaterThan(0);
-    } finally {
-      await rrf.close();
-    }
+    });
   });
 
   it('fuses by normalised score by default: the best of both lists scores the full weight of each', async () => {
@@ -158,13 +165,10 @@ describe('remember', () => {
     expect(answer?.signals.fulltext).toBeUndefined();
     // The question gives way to its reply: the reply ranks first, the question after it.
     expect(contents(b).slice(0, 2)).toEqual(['A sunrise over the lake, in oils.', 'What did you paint last weekend?']);
-    const noDirection = await createMnemograph(testConfig({ LOG_LEVEL: 'silent', RECALL_QUESTION_WEIGHT: '1', RECALL_ANSWER_BOOST: '1', RECALL_NEIGHBOUR_BACKWARD: '1' }), { embedder: borrowed(), backgroundEmbedding: false });
-    try {
+    await withInstance({ RECALL_QUESTION_WEIGHT: '1', RECALL_ANSWER_BOOST: '1', RECALL_NEIGHBOUR_BACKWARD: '1' }, async (noDirection) => {
       const flat = await noDirection.memory.remember({ userId, query: 'Which painting did they make?', techniques: { ...PLAIN, vector: false, neighbours: true } });
       expect(contents(flat)[0]).toBe('What did you paint last weekend?');
-    } finally {
-      await noDirection.close();
-    }
+    });
 
     const plain = await m.memory.remember({ userId, query: 'Which painting did they make?', techniques: { ...PLAIN, vector: false, neighbours: false } });
     expect(contents(plain)).toEqual(['What did you paint last weekend?']);
@@ -172,17 +176,14 @@ describe('remember', () => {
 
   it('embeds a question in statement form when told to, and as asked by default with e5-small', async () => {
     const embedded: string[] = [];
-    const r = await createMnemograph(testConfig({ LOG_LEVEL: 'silent' }), { embedder: borrowed(embedded), backgroundEmbedding: false });
-    try {
+    await withInstance({}, async (r) => {
       const userId = uid('u');
       await r.memory.remember({ userId, query: 'What did Ann paint last weekend?', techniques: { statementQuery: true } });
       await r.memory.remember({ userId, query: 'What did Ann paint last weekend?', techniques: { statementQuery: false } });
       await r.memory.remember({ userId, query: 'What did Ann paint last weekend?' });
       // The default follows the model: e5-small embeds questions better as asked.
       expect(embedded).toEqual(['Ann paint last weekend', 'What did Ann paint last weekend?', 'What did Ann paint last weekend?']);
-    } finally {
-      await r.close();
-    }
+    }, embedded);
   });
 
   it('prefers the turns of a speaker the query names, not the turns that greet them', async () => {
@@ -207,8 +208,7 @@ describe('remember', () => {
     ]);
     // Two keyword hits: under the default min-max score fusion the second of a list scores 0,
     // which no boost can lift, so this constructed case ranks by RRF.
-    const rrf = await createMnemograph(testConfig({ LOG_LEVEL: 'silent', RECALL_FUSION: 'rrf' }), { embedder: borrowed(), backgroundEmbedding: false });
-    try {
+    await withInstance({ RECALL_FUSION: 'rrf' }, async (rrf) => {
       const keywordsOnly = { ...PLAIN, vector: false };
       const plain = await rrf.memory.remember({ userId, query: 'Which car do I drive, a Honda?', techniques: keywordsOnly });
       expect(plain.turns[0]!.turn.role).toBe('assistant');
@@ -218,9 +218,7 @@ describe('remember', () => {
       // Asked about someone else, the user's turns get no boost.
       const third = await rrf.memory.remember({ userId, query: 'Which car does Sam drive, a Honda?', techniques: { ...keywordsOnly, speakerBoost: true } });
       expect(third.turns.every((t) => t.signals.speaker === undefined)).toBe(true);
-    } finally {
-      await rrf.close();
-    }
+    });
   });
 
   it('counts access on returned turns, in batches off the request path', async () => {
