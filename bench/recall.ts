@@ -31,8 +31,8 @@ const ROOT = resolve(__dirname, '..');
 /** The three systems; baselines switch every other technique off. */
 export const SYSTEMS: Record<string, Techniques> = {
   hybrid: {},
-  bm25: { vector: false, neighbours: false, speakerBoost: false, recency: false, selfQuery: 'off', diversityCap: 0, queryExpansion: 'off', hyde: false, statementQuery: false, rerank: false },
-  vector: { fulltext: false, neighbours: false, speakerBoost: false, recency: false, selfQuery: 'off', diversityCap: 0, queryExpansion: 'off', hyde: false, statementQuery: false, rerank: false },
+  bm25: { vector: false, neighbours: false, speakerBoost: false, timeAnswerBoost: false, recency: false, selfQuery: 'off', diversityCap: 0, queryExpansion: 'off', hyde: false, statementQuery: false, rerank: false },
+  vector: { fulltext: false, neighbours: false, speakerBoost: false, timeAnswerBoost: false, recency: false, selfQuery: 'off', diversityCap: 0, queryExpansion: 'off', hyde: false, statementQuery: false, rerank: false },
 };
 
 interface Options {

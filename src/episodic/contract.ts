@@ -80,6 +80,8 @@ export interface TurnHit {
   score: number;
   /** The turn ends with a question mark: what answers it is usually the next turn. */
   asks: boolean;
+  /** The turn places something in time ("yesterday", "in May"): what a "when" question wants. */
+  dated: boolean;
 }
 
 /** A validated turn ready to persist (ids and derived fields resolved). */

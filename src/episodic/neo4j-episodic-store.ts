@@ -2,6 +2,7 @@ import type { ManagedTransaction } from 'neo4j-driver';
 import { MAX_OVERFETCH, indexOrFallback, type CypherRunner } from '../infra/neo4j';
 import { ValidationError } from '../errors';
 import { createHash } from 'node:crypto';
+import { TIME_MENTION_CYPHER } from './prepare';
 import type { EpisodicStore, NewTurn, ScoredTurn, StoreTurnResult, Turn, TurnHit, TurnQuery } from './contract';
 
 const TAG = (op: string) => ({ subsystem: 'episodic', op });
@@ -100,9 +101,10 @@ const RECALL_FILTER = `t.user_id = $userId AND t.channel IN $channels AND NOT t.
   AND ($source IS NULL OR t.source = $source) AND ($sessionId IS NULL OR t.session_id = $sessionId)
   AND ($connectionId IS NULL OR t.connection_id = $connectionId) AND ($contextType IS NULL OR t.context_type = $contextType)`;
 
-// Projection of a search hit: only what ranking needs (content is fetched for the winners).
+// Projection of a search hit: only what ranking needs (content is fetched for the winners);
+// $timeMention is TIME_MENTION_CYPHER.
 const HIT = `t.id AS id, t.conversation_id AS conversationId, t.index AS index, t.channel AS channel, t.speaker AS speaker, t.role AS role,
-  toString(t.timestamp) AS timestamp, trim(t.content) ENDS WITH '?' AS asks`;
+  toString(t.timestamp) AS timestamp, trim(t.content) ENDS WITH '?' AS asks, t.content =~ $timeMention AS dated`;
 
 // $index (one of FULLTEXT_INDEXES), $query (Lucene, already scoped with +scope_key), $k, $limit,
 // RECALL_FILTER params -> {HIT, score}
@@ -341,10 +343,11 @@ function hasFilters(q: TurnQuery): boolean {
   return Object.values(q.filters ?? {}).some((v) => v !== undefined);
 }
 
-/** Parameters of RECALL_FILTER (absent filters become null = "any"). */
+/** Parameters of RECALL_FILTER (absent filters become null = "any") and of HIT. */
 function recallParams(q: TurnQuery): Record<string, unknown> {
   const f = q.filters ?? {};
   return {
+    timeMention: TIME_MENTION_CYPHER,
     userId: q.userId,
     channels: q.channels,
     since: q.since ?? MIN_TIME,

@@ -36,3 +36,26 @@ export function embeddingText(turn: { content: string; metadata: NewTurn['metada
 export function searchTextFor(metadata: NewTurn['metadata']): string {
   return [metadata.speaker, metadata.toolName].filter((s): s is string => typeof s === 'string' && s.length > 0).join(' ');
 }
+
+const NUMBER_WORDS = 'a|an|one|two|three|four|five|six|seven|eight|nine|ten|few|couple of|several|\\d+';
+const WEEKDAYS = 'monday|tuesday|wednesday|thursday|friday|saturday|sunday';
+/**
+ * Words that place what a turn says in time: "yesterday", "last week", "two years ago",
+ * "in May", "2022", a weekday or a month. A "when" question is usually answered by a turn
+ * that says one ("I went to the support group yesterday"). Written in the common subset of
+ * JavaScript and Java regular expressions, as Neo4j evaluates it too (TIME_MENTION_CYPHER).
+ */
+export const TIME_MENTION =
+  'yesterday|today|tonight|tomorrow|ago|recently|lately|the other day|weekend|' +
+  `(?:last|next|this|past|coming|that) (?:night|morning|afternoon|evening|week|month|year|summer|winter|spring|fall|autumn|${WEEKDAYS})|` +
+  `(?:${NUMBER_WORDS}) (?:days?|weeks?|months?|years?)|${WEEKDAYS}|` +
+  'january|february|march|april|june|july|august|september|october|november|december|(?:in|since|early|late|mid) may|may \\d|(?:19|20)\\d\\d';
+
+const TIME_MENTION_RE = new RegExp(`\\b(?:${TIME_MENTION})\\b`, 'i');
+/** The same test for Cypher's `=~`, which must match the whole string. */
+export const TIME_MENTION_CYPHER = `(?is).*\\b(?:${TIME_MENTION})\\b.*`;
+
+/** Whether `text` places something in time (see TIME_MENTION). */
+export function mentionsTime(text: string): boolean {
+  return TIME_MENTION_RE.test(text);
+}

@@ -9,6 +9,7 @@ export const TechniquesSchema = z
     vector: z.boolean().optional(),
     neighbours: z.boolean().optional(),
     speakerBoost: z.boolean().optional(),
+    timeAnswerBoost: z.boolean().optional(),
     recency: z.boolean().optional(),
     selfQuery: z.enum(['off', 'boost', 'filter']).optional(),
     diversityCap: z.number().int().min(0).max(1000).optional(),
@@ -198,6 +199,8 @@ export interface RecallSettings {
   answerBoost: number;
   /** Multiplier for turns spoken by someone the query names. */
   speakerBoost: number;
+  /** Multiplier for turns that mention a time, when the query asks when (1 = off). */
+  timeAnswerBoost: number;
   /** Multiplier for turns inside a self-query time hint (mode boost). */
   timeHintBoost: number;
   recencyHalfLifeDays: number;

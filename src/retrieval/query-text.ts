@@ -55,6 +55,17 @@ export function statementForm(query: string): string {
   return stripped.length > 0 ? stripped : query.trim();
 }
 
+const ASKS_WHEN =
+  /^\s*(?:(?:and|so|but)\s+)?(?:when\b|since when\b|until when\b|how long\b|(?:what|which) (?:year|month|week|day|date|time)(?![\w-])|in (?:what|which) (?:year|month)\b|how many (?:days|weeks|months|years)\b|after how many\b)|\bwhen (?:did|was|were|is|are|will|do|does|had|has)\b/i;
+
+/**
+ * Whether a question asks for a time ("When did...?", "How long has...?", "What year...?"):
+ * then a turn that says when ("yesterday", "in May") is likelier to hold the answer.
+ */
+export function asksWhen(query: string): boolean {
+  return ASKS_WHEN.test(query);
+}
+
 /**
  * A Lucene query requiring one of `scopeKeys` (the owner clause, which must not affect the
  * ranking, hence boost 0) and at least one keyword. Keywords may carry a weight (`term^w`).

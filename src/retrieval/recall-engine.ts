@@ -23,7 +23,7 @@ import type {
   TextGenerator,
 } from './contract';
 import { capPerGroup, recencyScore, smoothNeighbours, sortByScore, weightedRrf, weightedScoreFusion, type Position } from './fusion';
-import { buildLuceneQuery, keywords, statementForm, words } from './query-text';
+import { asksWhen, buildLuceneQuery, keywords, statementForm, words } from './query-text';
 import type { Reranker } from './rerank';
 import { parseTimeHint } from './self-query';
 
@@ -254,6 +254,7 @@ export class HybridRecallEngine implements RecallEngine {
     const base = new Map<string, number>();
     const queryWords = new Set(words(q.query));
     const firstPerson = [...queryWords].some((w) => FIRST_PERSON.has(w));
+    const whenQuestion = tech.timeAnswerBoost && asksWhen(q.query);
     for (const f of fused) {
       const sig: Signals = {};
       for (const [name, rank] of Object.entries(f.ranks)) sig[name] = { rank, score: round(raw[name]!.get(f.id) ?? 0, 4) };
@@ -265,6 +266,10 @@ export class HybridRecallEngine implements RecallEngine {
       if (tech.speakerBoost && named) {
         score *= s.speakerBoost;
         sig.speaker = { note: named };
+      }
+      if (whenQuestion && hit?.dated) {
+        score *= s.timeAnswerBoost;
+        sig.timeAnswer = { note: 'says when' };
       }
       // A question holds the asker's words, not the information: it gives way to its reply.
       if (tech.neighbours && hit?.asks) score *= s.questionWeight;

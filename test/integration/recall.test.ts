@@ -14,7 +14,7 @@ beforeAll(async () => {
 afterAll(async () => m.close());
 
 /** Only the two base signals, so the expected order follows from RRF alone. */
-const PLAIN: Techniques = { neighbours: false, speakerBoost: false, recency: false, selfQuery: 'off' };
+const PLAIN: Techniques = { neighbours: false, speakerBoost: false, timeAnswerBoost: false, recency: false, selfQuery: 'off' };
 const contents = (b: MemoryBundle) => b.turns.map((t) => t.turn.content);
 /** The shared embedder for a second instance, which must not close it; `embedded` records the texts. */
 const borrowed = (embedded: string[] = []): Embedder => ({
@@ -218,6 +218,26 @@ describe('remember', () => {
       // Asked about someone else, the user's turns get no boost.
       const third = await rrf.memory.remember({ userId, query: 'Which car does Sam drive, a Honda?', techniques: { ...keywordsOnly, speakerBoost: true } });
       expect(third.turns.every((t) => t.signals.speaker === undefined)).toBe(true);
+    });
+  });
+
+  it('answers a "when" question from a turn that says when', async () => {
+    const userId = uid('u');
+    const conversationId = uid('c');
+    await m.memory.storeTurns([
+      { userId, conversationId, role: 'user', content: 'My dentist is great, the best dentist in town.' },
+      { userId, conversationId, role: 'user', content: 'I was at the dentist yesterday for a filling.' },
+    ]);
+    await withInstance({ RECALL_FUSION: 'rrf' }, async (rrf) => {
+      const keywordsOnly = { ...PLAIN, vector: false };
+      const plain = await rrf.memory.remember({ userId, query: 'When was I at the dentist?', techniques: keywordsOnly });
+      expect(plain.turns[0]!.turn.content).toMatch(/best dentist/);
+      const b = await rrf.memory.remember({ userId, query: 'When was I at the dentist?', techniques: { ...keywordsOnly, timeAnswerBoost: true } });
+      expect(b.turns[0]!.turn.content).toMatch(/yesterday/);
+      expect(b.turns[0]!.signals.timeAnswer?.note).toBe('says when');
+      // A question that does not ask when boosts nothing.
+      const other = await rrf.memory.remember({ userId, query: 'Is my dentist good?', techniques: { ...keywordsOnly, timeAnswerBoost: true } });
+      expect(other.turns.every((t) => t.signals.timeAnswer === undefined)).toBe(true);
     });
   });
 

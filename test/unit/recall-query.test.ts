@@ -1,5 +1,6 @@
 import { feedbackTerms } from '../../src/retrieval/recall-engine';
-import { buildLuceneQuery, escapeLucene, keywords, statementForm } from '../../src/retrieval/query-text';
+import { mentionsTime, TIME_MENTION_CYPHER } from '../../src/episodic/prepare';
+import { asksWhen, buildLuceneQuery, escapeLucene, keywords, statementForm } from '../../src/retrieval/query-text';
 import { parseTimeHint } from '../../src/retrieval/self-query';
 
 describe('keywords', () => {
@@ -23,6 +24,34 @@ describe('statementForm', () => {
     expect(statementForm('whatever happened to Bob')).toBe('whatever happened to Bob');
     expect(statementForm('What?')).toBe('What?');
     expect(statementForm('gardening tips')).toBe('gardening tips');
+  });
+});
+
+describe('asksWhen', () => {
+  it('recognises questions that ask for a time or a duration', () => {
+    for (const q of ['When did Caroline go to the support group?', 'how long has Melanie been painting?', 'What year did John move?', 'Which month was the trip?', 'So when was that?', 'Since when do I own the car?', 'Remind me when is the dentist appointment'])
+      expect(asksWhen(q)).toBe(true);
+  });
+
+  it('leaves other questions alone', () => {
+    for (const q of ['What did Melanie paint?', 'Whenever I ask, what do you say?', 'How many pets does Andrew have?', 'What time-saving tips did you give me?', 'Where is the whenua?'])
+      expect(asksWhen(q)).toBe(false);
+  });
+});
+
+describe('mentionsTime', () => {
+  const dated = ['I went to the support group yesterday.', 'We met two years ago', 'Back in May I started', 'It was 2019, I think', 'See you next Friday!', 'I have been painting for 7 years now', 'this weekend was fun'];
+  const undated = ['I may go later', 'My favourite colour is blue', 'Thanks, sounds great!', 'I painted a sunrise over the lake', 'Call me at 555-1234'];
+
+  it('finds words that place a turn in time, and not look-alikes', () => {
+    for (const t of dated) expect(mentionsTime(t)).toBe(true);
+    for (const t of undated) expect(mentionsTime(t)).toBe(false);
+  });
+
+  it('agrees with the whole-string form Cypher evaluates, across lines', () => {
+    // Java's String.matches needs the whole string; JavaScript's RegExp follows the same syntax here.
+    const whole = new RegExp(`^${TIME_MENTION_CYPHER.replace('(?is)', '')}$`, 'is');
+    for (const t of [...dated, ...undated, 'first line\nand then yesterday\nthird']) expect(whole.test(t)).toBe(mentionsTime(t));
   });
 });
 
