@@ -44,7 +44,7 @@ async function main(): Promise<void> {
       const base = recallSettingsFrom(config.recall);
       const engine = new HybridRecallEngine({ episodic, embedder, settings: { ...base, ...v.settings, techniques: { ...base.techniques, ...v.techniques } }, audit: m.audit, log: m.log });
       const scores: Array<{ cat: string; s: QuestionScores }> = [];
-      const published: number[] = [];
+      const published: Array<{ cat: string; r: number }> = [];
       const ms: number[] = [];
       const timing = new Map<string, number>();
       const every = Number(o.sample);
@@ -63,13 +63,15 @@ async function main(): Promise<void> {
           for (const g of missed) console.log(`  gold ${g} at ${ranked.indexOf(g) + 1 || '-'}: ${text.get(g)?.slice(0, 160)}`);
           for (const r of ranked.slice(0, 3)) console.log(`  top  ${r}: ${text.get(r)?.slice(0, 160)}`);
         }
-        if (q.publishedGoldSessions) published.push(publishedSessionRecall(ranked, q.publishedGoldSessions));
+        if (q.publishedGoldSessions) published.push({ cat: q.category, r: publishedSessionRecall(ranked, q.publishedGoldSessions) });
       }
       const all = average(scores.map((x) => x.s));
       const cats = [...new Set(scores.map((x) => x.cat))].sort().map((c) => `${c}:${average(scores.filter((x) => x.cat === c).map((x) => x.s)).turn_recall_at_10?.toFixed(3)}`);
-      const pub = published.reduce((a, b) => a + b, 0) / Math.max(1, published.length);
+      const mean = (xs: Array<{ r: number }>) => xs.reduce((a, b) => a + b.r, 0) / Math.max(1, xs.length);
+      const pub = mean(published);
+      const pubCats = [...new Set(published.map((p) => p.cat))].sort().map((c) => `${c}:${mean(published.filter((p) => p.cat === c)).toFixed(3)}`);
       console.log(
-        `${v.name.padEnd(24)} r@10 ${all.turn_recall_at_10?.toFixed(4)} r@5 ${all.turn_recall_at_5?.toFixed(4)} ndcg ${all.ndcg_at_10?.toFixed(4)} sess ${all.session_recall_at_10?.toFixed(4)} pub ${pub.toFixed(4)} [${cats.join(' ')}] ms ${JSON.stringify(percentiles(ms))} ` +
+        `${v.name.padEnd(24)} r@10 ${all.turn_recall_at_10?.toFixed(4)} r@5 ${all.turn_recall_at_5?.toFixed(4)} ndcg ${all.ndcg_at_10?.toFixed(4)} sess ${all.session_recall_at_10?.toFixed(4)} pub ${pub.toFixed(4)} [${pubCats.join(' ')}] [${cats.join(' ')}] ms ${JSON.stringify(percentiles(ms))} ` +
           [...timing].map(([k, t]) => `${k}=${(t / questions.length).toFixed(1)}`).join(' '),
       );
     }

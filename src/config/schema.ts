@@ -79,7 +79,7 @@ export const envSchema = z.object({
   RECALL_FULLTEXT: bool.default(true).describe('recall technique: full-text (BM25) search over turns'),
   RECALL_VECTOR: bool.default(true).describe('recall technique: vector search over turns (fused with full-text by RRF)'),
   RECALL_NEIGHBOURS: bool.default(true).describe('recall technique: score neighbouring turns together'),
-  RECALL_SPEAKER_BOOST: z.coerce.number().min(1).max(10).default(1.5).describe('multiplier for turns by a speaker the query names; the name is then not searched as a keyword (1 = off)'),
+  RECALL_SPEAKER_BOOST: z.coerce.number().min(1).max(10).default(2.5).describe('multiplier for turns by a speaker the query names; the name is then not searched as a keyword (1 = off)'),
   RECALL_TIME_ANSWER_BOOST: z.coerce.number().min(1).max(10).default(2).describe('multiplier for turns that mention a time ("yesterday", "in May") when the query asks when (1 = off)'),
   RECALL_RECENCY: bool.default(true).describe('recall technique: recency boost (weight from RECALL_WEIGHTS recency)'),
   RECALL_SELF_QUERY: z.enum(['off', 'boost', 'filter']).default('boost').describe('time expressions in a query ("last week") boost or filter turns, or are ignored'),

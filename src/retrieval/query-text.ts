@@ -29,6 +29,25 @@ export function words(text: string): string[] {
   return (text.toLowerCase().normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length > 0);
 }
 
+/**
+ * `text` without the words in `drop` (lower-case words; a possessive "'s" goes with its
+ * word), spacing tidied; `text` itself when nothing is dropped or nothing would remain.
+ */
+export function withoutWords(text: string, drop: ReadonlySet<string>): string {
+  let dropped = false;
+  const kept = text
+    .replace(/[\p{L}\p{N}]+(?:['’]s)?/gu, (w) => {
+      if (!drop.has(w.toLowerCase().normalize('NFKC').replace(/['’]s$/u, ''))) return w;
+      dropped = true;
+      return '';
+    })
+    .replace(/\s+([?,.!])/g, '$1')
+    .replace(/[,;]+([?.!])/g, '$1')
+    .replace(/\s{2,}/g, ' ')
+    .trim();
+  return dropped && words(kept).length > 0 ? kept : text;
+}
+
 /** The topical keywords of a query: words minus stop words and one-letter tokens, deduplicated. */
 export function keywords(text: string, drop: ReadonlySet<string> = new Set()): string[] {
   const seen = new Set<string>();

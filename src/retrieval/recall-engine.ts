@@ -23,7 +23,7 @@ import type {
   TextGenerator,
 } from './contract';
 import { capPerGroup, recencyScore, smoothNeighbours, sortByScore, weightedRrf, weightedScoreFusion, type Position } from './fusion';
-import { asksWhen, buildLuceneQuery, keywords, statementForm, words } from './query-text';
+import { asksWhen, buildLuceneQuery, keywords, statementForm, withoutWords, words } from './query-text';
 import type { Reranker } from './rerank';
 import { parseTimeHint } from './self-query';
 
@@ -104,10 +104,17 @@ export class HybridRecallEngine implements RecallEngine {
     const candidates = Math.max(s.candidates, q.topK * 3);
     const sources = (this.d.sources ?? []).filter((src) => q[INCLUDE[src.kind]] === true);
 
-    const wantEmbedding = (q.includeEpisodic && tech.vector) || sources.length > 0;
-    const embedding = wantEmbedding
-      ? timed('embed', async () => (await this.d.embedder.embed([await this.embeddingText(q.query, tech, degraded)], { priority: 'interactive', input: 'query' }))[0], undefined)
-      : Promise.resolve(undefined);
+    // Turns are embedded as "speaker: content", so a name in the query pulls every turn of
+    // that speaker and every turn that greets them; as in full-text, the turn search leaves
+    // the names of the user's speakers out (the speaker boost uses them). The sources, whose
+    // facts and entities are about those people, get the query as asked.
+    const turnVector = q.includeEpisodic && tech.vector;
+    const speakerNames = tech.speakerBoost ? this.speakerWords.get(q.userId) : undefined;
+    const embeddings =
+      turnVector || sources.length > 0
+        ? timed('embed', () => this.embedQuery(q.query, turnVector, sources.length > 0, speakerNames, tech, degraded), undefined)
+        : Promise.resolve(undefined);
+    const embedding = embeddings.then((e) => e?.items);
 
     // LLM techniques without an LLM fall back to their offline path, and say so.
     if (tech.rerank && !this.d.reranker) degraded.push('rerank: no reranker configured; fused order kept');
@@ -121,7 +128,7 @@ export class HybridRecallEngine implements RecallEngine {
         ? timed('fulltext', () => this.fulltext(terms, channels, scope, candidates, { feedback: expansion !== 'off', speakers: tech.speakerBoost }), [] as TurnHit[])
         : Promise.resolve([] as TurnHit[]);
     const vector = q.includeEpisodic && tech.vector
-      ? embedding.then((e) => (e ? timed('vector', () => this.d.episodic.similarTurns(e, { ...scope, limit: candidates }), [] as TurnHit[]) : []))
+      ? embeddings.then((e) => (e?.turns ? timed('vector', () => this.d.episodic.similarTurns(e.turns!, { ...scope, limit: candidates }), [] as TurnHit[]) : []))
       : Promise.resolve([] as TurnHit[]);
     // Asked while the query is embedded; unknown (no presence check, or it failed) = search all.
     const present = sources.length > 0 && this.d.presence ? timed('presence', () => this.d.presence!.kinds(q.userId, channels), undefined) : Promise.resolve(undefined);
@@ -200,6 +207,25 @@ export class HybridRecallEngine implements RecallEngine {
     if (extra.length === 0) return first;
     const expanded = buildLuceneQuery(keys, [...terms.map((term) => ({ term })), ...extra.map((term) => ({ term, weight: 0.3 }))]);
     return expanded ? this.d.episodic.fulltextSearch(expanded, { ...scope, limit }) : first;
+  }
+
+  /**
+   * Embeds the query for the turn search (without the speaker names, when it has any) and
+   * for the sources (as asked), in one call; the same vector serves both when the texts agree.
+   */
+  private async embedQuery(
+    query: string,
+    forTurns: boolean,
+    forItems: boolean,
+    speakerNames: ReadonlySet<string> | undefined,
+    tech: RecallSettings['techniques'],
+    degraded: string[],
+  ): Promise<{ turns?: number[]; items?: number[] }> {
+    const asked = await this.embeddingText(query, tech, degraded);
+    const turnText = speakerNames ? withoutWords(asked, speakerNames) : asked;
+    const texts = [...new Set([...(forTurns ? [turnText] : []), ...(forItems ? [asked] : [])])];
+    const vectors = await this.d.embedder.embed(texts, { priority: 'interactive', input: 'query' });
+    return { turns: forTurns ? vectors[texts.indexOf(turnText)] : undefined, items: forItems ? vectors[texts.indexOf(asked)] : undefined };
   }
 
   /**

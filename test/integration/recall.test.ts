@@ -199,6 +199,29 @@ describe('remember', () => {
     expect(b.turns[0]!.signals.speaker?.note).toBe('Bob');
   });
 
+  it('leaves known speaker names out of the turn search\'s vector, and keeps them for facts and entities', async () => {
+    const embedded: string[] = [];
+    await withInstance({}, async (r) => {
+      const userId = uid('u');
+      const conversationId = uid('c');
+      await r.memory.storeTurns([
+        { userId, conversationId, role: 'user', content: 'I went swimming with the kids.', metadata: { speaker: 'Melanie' } },
+        { userId, conversationId, role: 'assistant', content: 'Sounds fun, Melanie!', metadata: { speaker: 'Caroline' } },
+      ]);
+      embedded.length = 0;
+      // The first recall learns the user's speakers from its full-text hits.
+      await r.memory.remember({ userId, query: 'What does Melanie do with the kids?' });
+      const first = embedded.splice(0);
+      expect(first).toEqual(['What does Melanie do with the kids?']);
+      await r.memory.remember({ userId, query: "What is Melanie's favourite sport?" });
+      expect(embedded).toEqual(['What is favourite sport?', "What is Melanie's favourite sport?"]);
+      // Episodic only: one text, without the name.
+      embedded.length = 0;
+      await r.memory.remember({ userId, query: "What is Melanie's favourite sport?", includeFacts: false, includeEntities: false, includeStrategies: false, includeGoals: false });
+      expect(embedded).toEqual(['What is favourite sport?']);
+    }, embedded);
+  });
+
   it('answers a first-person question from the user\'s own turns before the assistant\'s', async () => {
     const userId = uid('u');
     const conversationId = uid('c');

@@ -1,6 +1,6 @@
 import { feedbackTerms } from '../../src/retrieval/recall-engine';
 import { mentionsTime, TIME_MENTION_CYPHER } from '../../src/episodic/prepare';
-import { asksWhen, buildLuceneQuery, escapeLucene, keywords, statementForm } from '../../src/retrieval/query-text';
+import { asksWhen, buildLuceneQuery, escapeLucene, keywords, statementForm, withoutWords } from '../../src/retrieval/query-text';
 import { parseTimeHint } from '../../src/retrieval/self-query';
 
 describe('keywords', () => {
@@ -8,6 +8,21 @@ describe('keywords', () => {
     expect(keywords('When did Caroline go to the LGBTQ support group?')).toEqual(['caroline', 'go', 'lgbtq', 'support', 'group']);
     expect(keywords('What is my PIN? It was 4 digits, in May')).toEqual(['pin', '4', 'digits', 'may']);
     expect(keywords('What did she do?')).toEqual([]);
+  });
+});
+
+describe('withoutWords', () => {
+  const names = new Set(['melanie', 'caroline']);
+  it('drops the words, with their possessive, and tidies the spacing', () => {
+    expect(withoutWords('What activities does Melanie partake in?', names)).toBe('What activities does partake in?');
+    expect(withoutWords("What is Caroline's favourite book, Melanie?", names)).toBe('What is favourite book?');
+    expect(withoutWords('What did Caroline’s mum say?', names)).toBe('What did mum say?');
+  });
+
+  it('keeps the text when nothing is dropped or nothing would remain', () => {
+    const q = 'What did Bob paint?';
+    expect(withoutWords(q, names)).toBe(q);
+    expect(withoutWords('Melanie?', names)).toBe('Melanie?');
   });
 });
 
