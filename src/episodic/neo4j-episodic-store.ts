@@ -140,6 +140,9 @@ UNWIND $ids AS id
 MATCH (t:Turn {id: id}) WHERE ${RECALL_FILTER}
 RETURN ${TURN} AS turn`;
 
+// $userId -> {n}: the user's turns. The timestamp predicate lets the planner seek the
+// (user_id, timestamp) index; without it, this counts by scanning every turn (~100 ms at 100k).
+const COUNT_USER_TURNS = `MATCH (t:Turn) WHERE t.user_id = $userId AND t.timestamp IS NOT NULL RETURN count(t) AS n`;
 // $limit -> {id, content}
 const PENDING = `MATCH (t:Turn) WHERE t.embedding_pending = true RETURN t.id AS id, ${turnEmbeddingText('t')} AS content LIMIT toInteger($limit)`;
 // -> {n}
@@ -155,23 +158,27 @@ RETURN count(t) AS n`;
 const MIN_TIME = '0001-01-01T00:00:00Z';
 const MAX_TIME = '9999-12-31T23:59:59Z';
 const SCAN_MEMO_MS = 10 * 60_000;
+/** Up to this many turns, a user's exact vector scan costs about what an index query does. */
+const SCAN_MAX_TURNS = 2_000;
+/** How much wider the index is asked again for a larger user whose turns were crowded out. */
+const WIDEN = 8;
 const SCAN_MEMO_MAX = 10_000;
 
-/** A bounded set of keys that expire; the oldest entry goes first when full. */
-class ExpiringSet {
-  private readonly until = new Map<string, number>();
+/** A bounded map whose entries expire; the oldest entry goes first when full. */
+class ExpiringMap<V> {
+  private readonly entries = new Map<string, { value: V; until: number }>();
   constructor(private readonly max: number) {}
-  has(key: string): boolean {
-    const t = this.until.get(key);
-    if (t === undefined) return false;
-    if (t > Date.now()) return true;
-    this.until.delete(key);
-    return false;
+  get(key: string): V | undefined {
+    const e = this.entries.get(key);
+    if (e === undefined) return undefined;
+    if (e.until > Date.now()) return e.value;
+    this.entries.delete(key);
+    return undefined;
   }
-  set(key: string, deadline: number): void {
-    this.until.delete(key);
-    if (this.until.size >= this.max) this.until.delete(this.until.keys().next().value!);
-    this.until.set(key, deadline);
+  set(key: string, value: V, deadline: number): void {
+    this.entries.delete(key);
+    if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, { value, until: deadline });
   }
 }
 
@@ -196,9 +203,13 @@ export function toTurn(row: TurnRow): Turn {
 
 export class Neo4jEpisodicStore implements EpisodicStore {
   /** Users whose turns are a small share of the vector index (exact scan is cheaper), until a deadline. */
-  private readonly scanUsers = new ExpiringSet(SCAN_MEMO_MAX);
+  /** Per user, for a while: whether they are small enough for the exact vector scan. */
+  private readonly smallUsers = new ExpiringMap<boolean>(SCAN_MEMO_MAX);
 
-  constructor(private readonly db: CypherRunner) {}
+  constructor(
+    private readonly db: CypherRunner,
+    private readonly opts: { scanMaxTurns?: number } = {},
+  ) {}
 
   storeTurn(turn: NewTurn): Promise<StoreTurnResult> {
     return this.storeTurns([turn]).then((r) => r[0]!);
@@ -305,17 +316,22 @@ export class Neo4jEpisodicStore implements EpisodicStore {
   }
 
   async similarTurns(embedding: number[], q: TurnQuery): Promise<TurnHit[]> {
-    if (!this.scanUsers.has(q.userId)) {
+    let small = this.smallUsers.get(q.userId);
+    if (small !== true) {
       // The index's k is its search breadth and its cost (at 100k turns: k 30 ~17 ms, 60 ~21 ms,
       // 100 ~26 ms, 150 ~34 ms); twice the limit leaves room for the filter.
       const k = Math.min(Math.max(q.limit * 2, 50), 2_000);
       const rows = await this.db.read<TurnHit>(VECTOR_SEARCH_SCOPED, { k, embedding, ...recallParams(q) }, TAG('similarTurns'));
       if (rows.length >= q.limit) return rows;
-      // Remembered for a while, so the next query of this user goes straight to the scan.
-      if (!hasFilters(q) && q.since === undefined && q.until === undefined) this.scanUsers.set(q.userId, Date.now() + SCAN_MEMO_MS);
+      // Too few of the user's turns among the neighbours (other users', or outside the
+      // filters). A small user is scanned exactly, complete and cheap; a larger one (whose
+      // scan would take a second at 100k turns) gets the index again, wider.
+      if (small === undefined) {
+        small = ((await this.db.read<{ n: number }>(COUNT_USER_TURNS, { userId: q.userId }, TAG('countUserTurns')))[0]?.n ?? 0) <= (this.opts.scanMaxTurns ?? SCAN_MAX_TURNS);
+        this.smallUsers.set(q.userId, small, Date.now() + SCAN_MEMO_MS);
+      }
+      if (!small) return this.db.read<TurnHit>(VECTOR_SEARCH_SCOPED, { k: Math.min(k * WIDEN, 2_000), embedding, ...recallParams(q) }, TAG('similarTurns'));
     }
-    // Most neighbours belonged to other users (or the window): this user's share of the
-    // index is small, so scanning their turns exactly is cheap and complete.
     return this.db.read<TurnHit>(VECTOR_SCAN, { embedding, ...recallParams(q) }, TAG('similarTurnsExact'));
   }
 

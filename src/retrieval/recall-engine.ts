@@ -110,11 +110,21 @@ export class HybridRecallEngine implements RecallEngine {
     // facts and entities are about those people, get the query as asked.
     const turnVector = q.includeEpisodic && tech.vector;
     const speakerNames = tech.speakerBoost ? this.speakerWords.get(q.userId) : undefined;
-    const embeddings =
-      turnVector || sources.length > 0
-        ? timed('embed', () => this.embedQuery(q.query, turnVector, sources.length > 0, speakerNames, tech, degraded), undefined)
-        : Promise.resolve(undefined);
-    const embedding = embeddings.then((e) => e?.items);
+    const embedOne = async (text: string) => (await this.d.embedder.embed([text], { priority: 'interactive', input: 'query' }))[0];
+    // The text embedded (HyDE may ask an LLM for it, so it is worked out once).
+    const asked = turnVector || sources.length > 0 ? this.embeddingText(q.query, tech, degraded) : Promise.resolve(q.query);
+    const turnText = asked.then((a) => (speakerNames ? withoutWords(a, speakerNames) : a));
+    const turnEmbedding = turnVector ? timed('embed', async () => embedOne(await turnText), undefined) : Promise.resolve(undefined);
+    // Asked while the query is embedded; unknown (no presence check, or it failed) = search all.
+    const present = sources.length > 0 && this.d.presence ? timed('presence', () => this.d.presence!.kinds(q.userId, channels), undefined) : Promise.resolve(undefined);
+    // The sources' vector is the turn search's when the texts agree; otherwise it is embedded
+    // while Neo4j searches the turns, and only when the user holds something the sources find.
+    const embedding =
+      sources.length === 0
+        ? Promise.resolve(undefined)
+        : Promise.all([asked, turnText, present]).then(([a, t, kinds]) =>
+            kinds && !sources.some((src) => kinds.has(src.kind)) ? undefined : turnVector && a === t ? turnEmbedding : timed('embedItems', () => embedOne(a), undefined),
+          );
 
     // LLM techniques without an LLM fall back to their offline path, and say so.
     if (tech.rerank && !this.d.reranker) degraded.push('rerank: no reranker configured; fused order kept');
@@ -127,11 +137,9 @@ export class HybridRecallEngine implements RecallEngine {
       q.includeEpisodic && tech.fulltext && terms.length > 0
         ? timed('fulltext', () => this.fulltext(terms, channels, scope, candidates, { feedback: expansion !== 'off', speakers: tech.speakerBoost }), [] as TurnHit[])
         : Promise.resolve([] as TurnHit[]);
-    const vector = q.includeEpisodic && tech.vector
-      ? embeddings.then((e) => (e?.turns ? timed('vector', () => this.d.episodic.similarTurns(e.turns!, { ...scope, limit: candidates }), [] as TurnHit[]) : []))
+    const vector = turnVector
+      ? turnEmbedding.then((e) => (e ? timed('vector', () => this.d.episodic.similarTurns(e, { ...scope, limit: candidates }), [] as TurnHit[]) : []))
       : Promise.resolve([] as TurnHit[]);
-    // Asked while the query is embedded; unknown (no presence check, or it failed) = search all.
-    const present = sources.length > 0 && this.d.presence ? timed('presence', () => this.d.presence!.kinds(q.userId, channels), undefined) : Promise.resolve(undefined);
     const items = sources.map((src) =>
       Promise.all([embedding, present]).then(([e, kinds]) =>
         kinds && !kinds.has(src.kind)
@@ -207,25 +215,6 @@ export class HybridRecallEngine implements RecallEngine {
     if (extra.length === 0) return first;
     const expanded = buildLuceneQuery(keys, [...terms.map((term) => ({ term })), ...extra.map((term) => ({ term, weight: 0.3 }))]);
     return expanded ? this.d.episodic.fulltextSearch(expanded, { ...scope, limit }) : first;
-  }
-
-  /**
-   * Embeds the query for the turn search (without the speaker names, when it has any) and
-   * for the sources (as asked), in one call; the same vector serves both when the texts agree.
-   */
-  private async embedQuery(
-    query: string,
-    forTurns: boolean,
-    forItems: boolean,
-    speakerNames: ReadonlySet<string> | undefined,
-    tech: RecallSettings['techniques'],
-    degraded: string[],
-  ): Promise<{ turns?: number[]; items?: number[] }> {
-    const asked = await this.embeddingText(query, tech, degraded);
-    const turnText = speakerNames ? withoutWords(asked, speakerNames) : asked;
-    const texts = [...new Set([...(forTurns ? [turnText] : []), ...(forItems ? [asked] : [])])];
-    const vectors = await this.d.embedder.embed(texts, { priority: 'interactive', input: 'query' });
-    return { turns: forTurns ? vectors[texts.indexOf(turnText)] : undefined, items: forItems ? vectors[texts.indexOf(asked)] : undefined };
   }
 
   /**

@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { countTokens } from 'gpt-tokenizer/cjs/encoding/o200k_base';
 import { createMnemograph, type Mnemograph } from '../../src/container';
 import type { Embedder } from '../../src/embedding';
+import { Neo4jEpisodicStore } from '../../src/episodic';
+import type { CypherRunner } from '../../src/infra/neo4j';
 import { MnemographError, ValidationError } from '../../src/errors';
 import type { MemoryBundle, Techniques } from '../../src/retrieval';
 import { eventually, testConfig, uid } from '../support/stack';
@@ -213,12 +215,14 @@ describe('remember', () => {
       await r.memory.remember({ userId, query: 'What does Melanie do with the kids?' });
       const first = embedded.splice(0);
       expect(first).toEqual(['What does Melanie do with the kids?']);
+      // No facts or entities yet: only the turn search embeds, without the name.
       await r.memory.remember({ userId, query: "What is Melanie's favourite sport?" });
-      expect(embedded).toEqual(['What is favourite sport?', "What is Melanie's favourite sport?"]);
-      // Episodic only: one text, without the name.
+      expect(embedded.splice(0)).toEqual(['What is favourite sport?']);
+      // With a fact to find, the sources embed the question as asked.
+      await r.memory.semantic.learnFact({ userId, channel: '_global', claim: 'Melanie loves swimming' });
       embedded.length = 0;
-      await r.memory.remember({ userId, query: "What is Melanie's favourite sport?", includeFacts: false, includeEntities: false, includeStrategies: false, includeGoals: false });
-      expect(embedded).toEqual(['What is favourite sport?']);
+      await r.memory.remember({ userId, query: "What is Melanie's favourite sport?" });
+      expect(embedded.splice(0)).toEqual(['What is favourite sport?', "What is Melanie's favourite sport?"]);
     }, embedded);
   });
 
@@ -262,6 +266,36 @@ describe('remember', () => {
       const other = await rrf.memory.remember({ userId, query: 'Is my dentist good?', techniques: { ...keywordsOnly, timeAnswerBoost: true } });
       expect(other.turns.every((t) => t.signals.timeAnswer === undefined)).toBe(true);
     });
+  });
+
+  it('scans a small user\'s turns exactly, and asks the index again, wider, for a larger one, when other users crowd them out', async () => {
+    const userId = uid('u');
+    const crowd = uid('u');
+    const turns = (owner: string, n: number, text: (i: number) => string) =>
+      Array.from({ length: n }, (_, i) => ({ userId: owner, conversationId: uid('c'), role: 'user' as const, content: text(i) }));
+    // Another user's near-copies fill the index's nearest neighbours of the query.
+    await m.memory.storeTurns(turns(crowd, 120, (i) => `The harbour ferry leaves at ${(i % 12) + 1} o'clock`));
+    await m.memory.storeTurns(turns(userId, 40, (i) => (i % 2 ? `The harbour ferry timetable changed again, version ${i}` : `A note about gardening, number ${i}`)));
+    const [embedding] = await m.embedder.embed(['When does the harbour ferry leave?'], { input: 'query' });
+    const search = async (scanMaxTurns?: number) => {
+      const ops: string[] = [];
+      const recording: CypherRunner = {
+        read: (cypher, params, tag) => (ops.push(tag.op), m.neo4j.read(cypher, params, tag)),
+        write: (cypher, params, tag) => m.neo4j.write(cypher, params, tag),
+        writeTx: (work, tag) => m.neo4j.writeTx(work, tag),
+      };
+      const store = new Neo4jEpisodicStore(recording, { scanMaxTurns });
+      const found: number[] = [];
+      for (let round = 0; round < 2; round++) found.push((await store.similarTurns(embedding!, { userId, channels: ['_global'], limit: 10 })).length);
+      return { ops, found };
+    };
+    // 40 turns: small. After the index came back short, the size is counted once and the
+    // user's turns are scanned exactly (and completely) from then on.
+    expect(await search()).toEqual({ ops: ['similarTurns', 'countUserTurns', 'similarTurnsExact', 'similarTurnsExact'], found: [10, 10] });
+    // Counted as large (over 10 turns), it never gets the scan: the index again, 8× wider.
+    const large = await search(10);
+    expect(large.ops).toEqual(['similarTurns', 'countUserTurns', 'similarTurns', 'similarTurns', 'similarTurns']);
+    expect(large.found.every((n) => n > 0)).toBe(true);
   });
 
   it('counts access on returned turns, in batches off the request path', async () => {
