@@ -51,11 +51,5 @@ export const TIME_MENTION =
   `(?:${NUMBER_WORDS}) (?:days?|weeks?|months?|years?)|${WEEKDAYS}|` +
   'january|february|march|april|june|july|august|september|october|november|december|(?:in|since|early|late|mid) may|may \\d|(?:19|20)\\d\\d';
 
-const TIME_MENTION_RE = new RegExp(`\\b(?:${TIME_MENTION})\\b`, 'i');
-/** The same test for Cypher's `=~`, which must match the whole string. */
+/** TIME_MENTION for Cypher's `=~`, which must match the whole string (search hits' `dated`). */
 export const TIME_MENTION_CYPHER = `(?is).*\\b(?:${TIME_MENTION})\\b.*`;
-
-/** Whether `text` places something in time (see TIME_MENTION). */
-export function mentionsTime(text: string): boolean {
-  return TIME_MENTION_RE.test(text);
-}
