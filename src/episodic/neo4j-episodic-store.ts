@@ -202,7 +202,6 @@ export function toTurn(row: TurnRow): Turn {
 }
 
 export class Neo4jEpisodicStore implements EpisodicStore {
-  /** Users whose turns are a small share of the vector index (exact scan is cheaper), until a deadline. */
   /** Per user, for a while: whether they are small enough for the exact vector scan. */
   private readonly smallUsers = new ExpiringMap<boolean>(SCAN_MEMO_MAX);
 

@@ -17,6 +17,7 @@ afterAll(async () => m.close());
 
 /** Only the two base signals, so the expected order follows from RRF alone. */
 const PLAIN: Techniques = { neighbours: false, speakerBoost: false, timeAnswerBoost: false, recency: false, selfQuery: 'off' };
+const KEYWORDS_ONLY: Techniques = { ...PLAIN, vector: false };
 const contents = (b: MemoryBundle) => b.turns.map((t) => t.turn.content);
 /** The shared embedder for a second instance, which must not close it; `embedded` records the texts. */
 const borrowed = (embedded: string[] = []): Embedder => ({
@@ -236,14 +237,13 @@ describe('remember', () => {
     // Two keyword hits: under the default min-max score fusion the second of a list scores 0,
     // which no boost can lift, so this constructed case ranks by RRF.
     await withInstance({ RECALL_FUSION: 'rrf' }, async (rrf) => {
-      const keywordsOnly = { ...PLAIN, vector: false };
-      const plain = await rrf.memory.remember({ userId, query: 'Which car do I drive, a Honda?', techniques: keywordsOnly });
+      const plain = await rrf.memory.remember({ userId, query: 'Which car do I drive, a Honda?', techniques: KEYWORDS_ONLY });
       expect(plain.turns[0]!.turn.role).toBe('assistant');
-      const b = await rrf.memory.remember({ userId, query: 'Which car do I drive, a Honda?', techniques: { ...keywordsOnly, speakerBoost: true } });
+      const b = await rrf.memory.remember({ userId, query: 'Which car do I drive, a Honda?', techniques: { ...KEYWORDS_ONLY, speakerBoost: true } });
       expect(b.turns[0]!.turn.role).toBe('user');
       expect(b.turns[0]!.signals.speaker?.note).toBe('user (first person)');
       // Asked about someone else, the user's turns get no boost.
-      const third = await rrf.memory.remember({ userId, query: 'Which car does Sam drive, a Honda?', techniques: { ...keywordsOnly, speakerBoost: true } });
+      const third = await rrf.memory.remember({ userId, query: 'Which car does Sam drive, a Honda?', techniques: { ...KEYWORDS_ONLY, speakerBoost: true } });
       expect(third.turns.every((t) => t.signals.speaker === undefined)).toBe(true);
     });
   });
@@ -256,14 +256,13 @@ describe('remember', () => {
       { userId, conversationId, role: 'user', content: 'I was at the dentist yesterday for a filling.' },
     ]);
     await withInstance({ RECALL_FUSION: 'rrf' }, async (rrf) => {
-      const keywordsOnly = { ...PLAIN, vector: false };
-      const plain = await rrf.memory.remember({ userId, query: 'When was I at the dentist?', techniques: keywordsOnly });
+      const plain = await rrf.memory.remember({ userId, query: 'When was I at the dentist?', techniques: KEYWORDS_ONLY });
       expect(plain.turns[0]!.turn.content).toMatch(/best dentist/);
-      const b = await rrf.memory.remember({ userId, query: 'When was I at the dentist?', techniques: { ...keywordsOnly, timeAnswerBoost: true } });
+      const b = await rrf.memory.remember({ userId, query: 'When was I at the dentist?', techniques: { ...KEYWORDS_ONLY, timeAnswerBoost: true } });
       expect(b.turns[0]!.turn.content).toMatch(/yesterday/);
       expect(b.turns[0]!.signals.timeAnswer?.note).toBe('says when');
       // A question that does not ask when boosts nothing.
-      const other = await rrf.memory.remember({ userId, query: 'Is my dentist good?', techniques: { ...keywordsOnly, timeAnswerBoost: true } });
+      const other = await rrf.memory.remember({ userId, query: 'Is my dentist good?', techniques: { ...KEYWORDS_ONLY, timeAnswerBoost: true } });
       expect(other.turns.every((t) => t.signals.timeAnswer === undefined)).toBe(true);
     });
   });
