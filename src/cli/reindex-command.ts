@@ -19,11 +19,13 @@ export const EMBEDDED_TEXT: Record<string, string> = {
   Goal: 'n.description',
 };
 
-// $userId (null: everyone) -> {n}: nodes of the label that have text to embed
-const COUNT = (label: string) => `MATCH (n:\`${label}\`) WHERE ($userId IS NULL OR n.user_id = $userId) AND ${EMBEDDED_TEXT[label]} IS NOT NULL RETURN count(n) AS n`;
-// $userId (null: everyone), $after, $limit -> {id, text}: the next page by element id order (stable while we only set properties)
-const PAGE = (label: string) =>
-  `MATCH (n:\`${label}\`) WHERE ($userId IS NULL OR n.user_id = $userId) AND elementId(n) > $after AND ${EMBEDDED_TEXT[label]} IS NOT NULL
+// Everyone's nodes of the label, or one user's ($userId; a plain equality, so the user_id index serves it).
+const OWNED = (label: string, oneUser: boolean) => `MATCH (n:\`${label}\`) WHERE ${oneUser ? 'n.user_id = $userId AND ' : ''}${EMBEDDED_TEXT[label]} IS NOT NULL`;
+// [$userId] -> {n}: nodes of the label that have text to embed
+const COUNT = (label: string, oneUser: boolean) => `${OWNED(label, oneUser)} RETURN count(n) AS n`;
+// [$userId], $after, $limit -> {id, text}: the next page by element id order (stable while we only set properties)
+const PAGE = (label: string, oneUser: boolean) =>
+  `${OWNED(label, oneUser)} AND elementId(n) > $after
    RETURN elementId(n) AS id, ${EMBEDDED_TEXT[label]} AS text ORDER BY id LIMIT toInteger($limit)`;
 // $rows: [{id, embedding}] -> nothing; clears the pending flag the background embedders use
 const SET = `UNWIND $rows AS row MATCH (n) WHERE elementId(n) = row.id
@@ -45,12 +47,12 @@ export async function reindexAll(
   const userId = opts.userId ?? null;
   const done: Record<string, number> = {};
   for (const label of Object.keys(EMBEDDED_TEXT)) {
-    const total = (await neo4j.read<{ n: number }>(COUNT(label), { userId }, TAG('count')))[0]?.n ?? 0;
+    const total = (await neo4j.read<{ n: number }>(COUNT(label, userId !== null), { userId }, TAG('count')))[0]?.n ?? 0;
     let after = '';
     let n = 0;
     onProgress(label, 0, total);
     for (;;) {
-      const page = await neo4j.read<{ id: string; text: string }>(PAGE(label), { userId, after, limit: batch }, TAG('page'));
+      const page = await neo4j.read<{ id: string; text: string }>(PAGE(label, userId !== null), { userId, after, limit: batch }, TAG('page'));
       if (page.length === 0) break;
       const vectors = await embedder.embed(page.map((p) => p.text || ' '), { priority: 'background' });
       await neo4j.write(SET, { rows: page.map((p, i) => ({ id: p.id, embedding: vectors[i] })) }, TAG('set'));

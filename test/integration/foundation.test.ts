@@ -41,6 +41,21 @@ describe('schema after migrate', () => {
     expect(rows.filter((r) => r.state !== 'ONLINE').map((r) => r.name)).toEqual([]);
   });
 
+  it('finds what one user owns through an index on every user-owned label, not a label scan', async () => {
+    const operators = (p: { operatorType: string; children: unknown[] }): string[] => [p.operatorType, ...p.children.flatMap((c) => operators(c as typeof p))];
+    const session = s.driver.session();
+    try {
+      for (const label of ['Turn', 'Conversation', 'Entity', 'Fact', 'Goal', 'Strategy', 'ToolInvocation']) {
+        const res = await session.run(`EXPLAIN MATCH (n:${label}) WHERE n.user_id = $userId RETURN n`, { userId: 'anyone' });
+        const ops = operators(res.summary.plan as unknown as { operatorType: string; children: unknown[] }).join(' ');
+        expect(`${label}: ${ops}`).toMatch(/NodeIndexSeek/);
+        expect(`${label}: ${ops}`).not.toMatch(/NodeByLabelScan/);
+      }
+    } finally {
+      await session.close();
+    }
+  });
+
   it('has the Postgres tables, the BRIN and btree indexes, and today’s and future audit partitions', async () => {
     const tables = await s.pg.query<{ relname: string }>("SELECT relname FROM pg_class WHERE relkind IN ('r','p') AND relnamespace = 'public'::regnamespace");
     const tableNames = tables.rows.map((r) => r.relname);
