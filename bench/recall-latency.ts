@@ -1,6 +1,6 @@
 import cliProgress from 'cli-progress';
 import type { Mnemograph } from '../src/container';
-import { buildLuceneQuery, keywords } from '../src/retrieval';
+import { keywords, luceneTerms } from '../src/retrieval';
 import type { CachingEmbedder } from './recall-embedding-cache';
 import { defaultLocomoPath, loadLocomo } from './recall-datasets';
 import { percentiles } from './recall-metrics';
@@ -85,7 +85,7 @@ export async function runLatency(m: Mnemograph, embedder: CachingEmbedder, opts:
   const rememberStages = Object.fromEntries(Object.entries(stages).map(([stage, ms]) => [stage, percentiles(ms)]));
   const bareVector = await measure('vector', (i) => m.neo4j.read(BARE_VECTOR, { k: 10, embedding: embeddings[i] }, tag));
   const bareFulltext = await measure('fulltext', (i) =>
-    m.neo4j.read(BARE_FULLTEXT, { k: 10, query: (buildLuceneQuery(['x'], keywords(questions[i]!).map((term) => ({ term }))) ?? 'nothing').replace(/^\+scope_key:\(x\)\^0 /, '') }, tag),
+    m.neo4j.read(BARE_FULLTEXT, { k: 10, query: luceneTerms(keywords(questions[i]!).map((term) => ({ term }))) || 'nothing' }, tag),
   );
 
   const result = {

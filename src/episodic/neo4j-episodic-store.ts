@@ -1,20 +1,11 @@
 import type { ManagedTransaction } from 'neo4j-driver';
 import { MAX_OVERFETCH, indexOrFallback, type CypherRunner } from '../infra/neo4j';
 import { ValidationError } from '../errors';
-import { createHash } from 'node:crypto';
+import { scopeKey } from '../infra/fulltext-scope';
 import { TIME_MENTION_CYPHER } from './prepare';
 import type { EpisodicStore, NewTurn, ScoredTurn, StoreTurnResult, Turn, TurnHit, TurnQuery } from './contract';
 
 const TAG = (op: string) => ({ subsystem: 'episodic', op });
-
-/**
- * The token a turn's (user, channel) is indexed under in `turn_content_fulltext`, so a
- * full-text query can require its owner inside Lucene. Letters and digits only, starting
- * with "k" and ending with a digit so the English analyzer keeps it as one unstemmed token.
- */
-export function scopeKey(userId: string, channel: string): string {
-  return `k${createHash('sha256').update(`${userId}\u0000${channel}`).digest('hex').slice(0, 24)}0`;
-}
 
 /** Cypher for the text a turn is embedded from (the rule of `embeddingText` in prepare.ts). */
 export function turnEmbeddingText(v: string): string {

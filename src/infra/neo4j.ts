@@ -113,9 +113,10 @@ export const MAX_OVERFETCH = 5_000;
 /**
  * One filtered index query (k = 4 × limit, 100 to 2,000); when fewer than `limit` rows
  * survive the filter, the caller's nodes are a small share of the index, and `fallback`
- * answers instead: an exact query over the caller's own nodes (vector), or one widest
- * index query (full-text). Two round trips at most (widening k step by step would cost up to four, each
- * slower than the last, for a user who has few nodes at all).
+ * answers instead: an exact query over the caller's own nodes. Two round trips at most
+ * (widening k step by step would cost up to four, each slower than the last, for a user
+ * who has few nodes at all). For vector indexes, which cannot require an owner inside the
+ * index as the full-text ones do (infra/fulltext-scope).
  */
 export async function indexOrFallback<T>(limit: number, index: (k: number) => Promise<T[]>, fallback: () => Promise<T[]>): Promise<T[]> {
   const found = await index(Math.min(Math.max(limit * 4, 100), 2_000));

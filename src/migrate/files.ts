@@ -12,6 +12,8 @@ export interface MigrationFile {
   statements: string[];
   /** Schema objects (constraints, indexes, tables) the file creates, for drift checks. */
   objects: string[];
+  /** Objects the file drops (replaced by others): no longer expected after it has run. */
+  dropped: string[];
 }
 
 const FILE_RE = /^(\d{3})_([a-z0-9_]+)\.(cypher|sql)$/;
@@ -37,6 +39,7 @@ export function loadMigrations(dir: string, kind: 'cypher' | 'sql', params: Reco
       checksum: createHash('sha256').update(text).digest('hex'),
       statements: kind === 'cypher' ? splitCypher(text) : [text],
       objects: kind === 'cypher' ? cypherObjects(text) : sqlObjects(text),
+      dropped: kind === 'cypher' ? cypherDropped(text) : [],
     };
   });
 }
@@ -65,6 +68,15 @@ export function cypherObjects(text: string): string[] {
   return [...text.matchAll(/CREATE\s+(?:CONSTRAINT|(?:VECTOR\s+|FULLTEXT\s+|RANGE\s+|TEXT\s+)?INDEX)\s+([A-Za-z_][A-Za-z0-9_]*)\s+IF NOT EXISTS/gi)].map(
     (m) => m[1]!,
   );
+}
+
+/** Objects some migration dropped: not expected in the schema, whichever file created them. */
+export function retired(files: MigrationFile[]): Set<string> {
+  return new Set(files.flatMap((f) => f.dropped));
+}
+
+export function cypherDropped(text: string): string[] {
+  return [...text.matchAll(/DROP\s+(?:CONSTRAINT|INDEX)\s+([A-Za-z_][A-Za-z0-9_]*)\s+IF EXISTS/gi)].map((m) => m[1]!);
 }
 
 export function sqlObjects(text: string): string[] {

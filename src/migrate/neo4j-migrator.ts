@@ -1,6 +1,7 @@
 import type { CypherRunner } from '../infra/neo4j';
 import { SchemaError } from '../errors';
-import type { MigrationFile } from './files';
+import { NEO4J_BACKFILLS, type Backfill } from './backfills';
+import { cypherObjects, retired, type MigrationFile } from './files';
 import type { MigrationReport } from './types';
 
 const TAG = { subsystem: 'migrate', op: 'neo4j' };
@@ -29,16 +30,17 @@ const WRITE_EMBEDDING_LOCK =
   "MERGE (m:EmbeddingModel {id: 'active'}) SET m.provider = $provider, m.model = $model, m.dimensions = $dimensions, m.recorded_at = datetime()";
 
 /**
- * Applies pending Cypher migrations in order and records each in the ledger. Every
- * statement is `IF NOT EXISTS`, so a run interrupted midway is finished by the next one,
- * and objects dropped by hand are recreated by re-running the file that creates them
- * (unless `check` is set, which only reports).
+ * Applies pending Cypher migrations in order (each with its backfill, if it has one) and
+ * records each in the ledger. Every statement is `IF NOT EXISTS` / `IF EXISTS`, so a run
+ * interrupted midway is finished by the next one, and objects dropped by hand are recreated
+ * by re-running the statement that creates them (unless `check` is set, which only reports).
  */
 export async function migrateNeo4j(
   runner: CypherRunner,
   files: MigrationFile[],
   embedding: EmbeddingIdentity,
   opts: { check: boolean },
+  backfills: Record<number, Backfill> = NEO4J_BACKFILLS,
 ): Promise<MigrationReport> {
   const report: MigrationReport = { store: 'neo4j', applied: [], pending: [], missing: [], changed: [], notes: [] };
   if (!opts.check) await runner.write(ENSURE_LEDGER, {}, TAG);
@@ -64,22 +66,28 @@ export async function migrateNeo4j(
       continue;
     }
     for (const statement of file.statements) await runner.write(statement, {}, { ...TAG, op: label });
+    await backfills[file.version]?.(runner);
     await runner.write(RECORD_MIGRATION, { version: file.version, name: file.name, checksum: file.checksum }, TAG);
     report.applied.push(label);
   }
 
+  // An object a later file dropped is not missing; a missing one is recreated by the statement
+  // that creates it (not its whole file, which would bring back what a later file dropped).
+  const dropped = retired(files);
   const existing = new Set(
     [...(await runner.read<{ name: string }>(INDEX_NAMES, {}, TAG)), ...(await runner.read<{ name: string }>(CONSTRAINT_NAMES, {}, TAG))].map((r) => r.name),
   );
   for (const file of files) {
     if (!ledger.has(file.version)) continue; // pending (check mode) or just applied
-    const missing = file.objects.filter((o) => !existing.has(o));
+    const missing = file.objects.filter((o) => !existing.has(o) && !dropped.has(o));
     if (missing.length === 0) continue;
     if (opts.check) {
       report.missing.push(...missing);
       continue;
     }
-    for (const statement of file.statements) await runner.write(statement, {}, { ...TAG, op: `repair_${file.name}` });
+    for (const statement of file.statements) {
+      if (cypherObjects(statement).some((o) => missing.includes(o))) await runner.write(statement, {}, { ...TAG, op: `repair_${file.name}` });
+    }
     report.notes.push(`recreated ${missing.join(', ')}`);
   }
 

@@ -1,6 +1,7 @@
 import type { ManagedTransaction } from 'neo4j-driver';
 import { NotFoundError, ValidationError } from '../errors';
-import { indexOrFallback, MAX_OVERFETCH, type CypherRunner } from '../infra/neo4j';
+import { scopeKey, scopedFulltextK, scopedLuceneQuery } from '../infra/fulltext-scope';
+import { indexOrFallback, type CypherRunner } from '../infra/neo4j';
 import type { Json, LearnStrategyResult, NewInvocation, NewStrategy, ProceduralStore, RecordInvocationResult, Strategy, ToolInvocation, ToolStats } from './contract';
 
 const TAG = (op: string) => ({ subsystem: 'procedural', op });
@@ -68,7 +69,7 @@ const OWNED_CONVERSATION = `MATCH (c:Conversation {id: $conversationId}) WHERE c
 const LEARN_STRATEGY = `
 MERGE (u:User {id: $row.userId})
 MERGE (s:Strategy {id: $row.id})
-  ON CREATE SET s.user_id = $row.userId, s.channel = $row.channel, s.description = $row.description,
+  ON CREATE SET s.user_id = $row.userId, s.channel = $row.channel, s.scope_key = $row.scopeKey, s.description = $row.description,
                 s.context_pattern = $row.contextPattern, s.tool_sequence = $row.toolSequence, s.success_count = 0,
                 s.failure_count = 0, s.created_at = datetime(), s.created_now = true
 MERGE (u)-[:HAS_STRATEGY]->(s)
@@ -117,7 +118,7 @@ RETURN ${STRATEGY} AS strategy, score ORDER BY score DESC`;
 
 // $k, $query, $userId, $channels, $limit -> {strategy, score}
 const FULLTEXT_STRATEGIES = `
-CALL db.index.fulltext.queryNodes('strategy_text_fulltext', $query, {limit: toInteger($k)}) YIELD node AS s, score
+CALL db.index.fulltext.queryNodes('strategy_text_scoped', $query, {limit: toInteger($k)}) YIELD node AS s, score
 WHERE s.user_id = $userId AND s.channel IN $channels
 RETURN ${STRATEGY} AS strategy, score ORDER BY score DESC LIMIT toInteger($limit)`;
 
@@ -200,7 +201,7 @@ export class Neo4jProceduralStore implements ProceduralStore {
         if (!own || own.n === 0) throw new NotFoundError('conversation', s.fromConversationId);
       }
       const [row] = await rows<{ strategy: StrategyRow; created: boolean }>(tx, LEARN_STRATEGY, {
-        row: { ...s, conversationId: s.fromConversationId ?? null, embedding: s.embedding ?? null },
+        row: { ...s, scopeKey: scopeKey(s.userId, s.channel), conversationId: s.fromConversationId ?? null, embedding: s.embedding ?? null },
       });
       return { strategy: toStrategy(row!.strategy), created: row!.created };
     }, TAG('learnStrategy'));
@@ -227,9 +228,13 @@ export class Neo4jProceduralStore implements ProceduralStore {
   }
 
   async fullTextSearchStrategies(query: string, userId: string, channels: string[], limit: number): Promise<Array<{ strategy: Strategy; score: number }>> {
-    if (!query) return [];
-    const run = (k: number) => this.db.read<{ strategy: StrategyRow; score: number }>(FULLTEXT_STRATEGIES, { k, query, userId, channels, limit }, TAG('fullTextSearchStrategies'));
-    const found = await indexOrFallback(limit, run, () => run(MAX_OVERFETCH));
+    const scoped = scopedLuceneQuery(userId, channels, query);
+    if (!scoped) return [];
+    const found = await this.db.read<{ strategy: StrategyRow; score: number }>(
+      FULLTEXT_STRATEGIES,
+      { k: scopedFulltextK(limit), query: scoped, userId, channels, limit },
+      TAG('fullTextSearchStrategies'),
+    );
     return found.map((r) => ({ strategy: toStrategy(r.strategy), score: r.score }));
   }
 }

@@ -130,7 +130,7 @@ export class ProceduralMemory {
   }
 
   /**
-   * Strategies for a task: vector (task embedding) and full-text (`strategy_text_fulltext`)
+   * Strategies for a task: vector (task embedding) and full-text (`strategy_text_scoped`)
    * hits fused by RRF and weighted by success rate; in `channels` plus `_global`.
    */
   async findStrategies(query: FindStrategiesQuery): Promise<ScoredStrategy[]> {

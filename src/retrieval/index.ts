@@ -3,7 +3,7 @@ export { HybridRecallEngine, feedbackTerms, type RecallEngineDeps } from './reca
 export { Neo4jReinforcer } from './reinforcement';
 export { formatContext, type FormatOptions } from './format-context';
 export { weightedRrf, smoothNeighbours, capPerGroup, recencyScore } from './fusion';
-export { buildLuceneQuery, escapeLucene, keywords } from './query-text';
+export { buildLuceneQuery, escapeLucene, keywords, luceneTerms } from './query-text';
 export { parseTimeHint } from './self-query';
 export { recallSettingsFrom } from './settings';
 export { HttpReranker, type Reranker } from './rerank';

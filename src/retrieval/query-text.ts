@@ -5,6 +5,8 @@
  * keeps most of them ("what", "did", "she"...), and in conversational text they are common
  * enough to drown the content words; so they are dropped before the query is built.
  */
+import { scopedLuceneQuery } from '../infra/fulltext-scope';
+
 const QUERY_STOPWORDS = new Set(
   (
     'a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with ' +
@@ -85,20 +87,23 @@ export function asksWhen(query: string): boolean {
   return ASKS_WHEN.test(query);
 }
 
-/**
- * A Lucene query requiring one of `scopeKeys` (the owner clause, which must not affect the
- * ranking, hence boost 0) and at least one keyword. Keywords may carry a weight (`term^w`).
- * Returns null when there is no keyword to search for.
- */
-export function buildLuceneQuery(scopeKeys: string[], terms: Array<{ term: string; weight?: number }>): string | null {
-  const clauses = terms
+/** Keywords as one Lucene clause (any of them), escaped; a keyword may carry a weight (`term^w`). */
+export function luceneTerms(terms: Array<{ term: string; weight?: number }>): string {
+  return terms
     .filter((t) => t.term.length > 0)
     .map((t) => {
       const term = escapeLucene(t.term);
       return t.weight !== undefined && t.weight !== 1 ? `${term}^${round(t.weight)}` : term;
-    });
-  if (clauses.length === 0 || scopeKeys.length === 0) return null;
-  return `+scope_key:(${scopeKeys.map(escapeLucene).join(' ')})^0 +(${clauses.join(' ')})`;
+    })
+    .join(' ');
+}
+
+/**
+ * A Lucene query for the keywords among the user's channels only (see
+ * infra/fulltext-scope). Null when there is no keyword or channel.
+ */
+export function buildLuceneQuery(userId: string, channels: string[], terms: Array<{ term: string; weight?: number }>): string | null {
+  return scopedLuceneQuery(userId, channels, luceneTerms(terms));
 }
 
 

@@ -1,7 +1,7 @@
 import type { AuditLogger } from '../audit';
 import type { Embedder } from '../embedding';
 import type { EpisodicStore, Turn, TurnFilters, TurnHit } from '../episodic/contract';
-import { scopeKey, turnId } from '../episodic/neo4j-episodic-store';
+import { turnId } from '../episodic/neo4j-episodic-store';
 import { embeddingText } from '../episodic/prepare';
 import { errorMessage } from '../errors';
 import type { Logger } from '../infra/logger';
@@ -135,7 +135,7 @@ export class HybridRecallEngine implements RecallEngine {
     }
     const fulltext =
       q.includeEpisodic && tech.fulltext && terms.length > 0
-        ? timed('fulltext', () => this.fulltext(terms, channels, scope, candidates, { feedback: expansion !== 'off', speakers: tech.speakerBoost }), [] as TurnHit[])
+        ? timed('fulltext', () => this.fulltext(terms, scope, candidates, { feedback: expansion !== 'off', speakers: tech.speakerBoost }), [] as TurnHit[])
         : Promise.resolve([] as TurnHit[]);
     const vector = turnVector
       ? turnEmbedding.then((e) => (e ? timed('vector', () => this.d.episodic.similarTurns(e, { ...scope, limit: candidates }), [] as TurnHit[]) : []))
@@ -178,17 +178,17 @@ export class HybridRecallEngine implements RecallEngine {
   }
 
   /** Keyword search; with feedback expansion, a second pass adds the top hits' salient words. */
-  private fulltextQuery(keys: string[], terms: string[]): string | null {
+  private fulltextQuery(scope: ScopeArgs, terms: string[]): string | null {
     return buildLuceneQuery(
-      keys,
+      scope.userId,
+      scope.channels,
       terms.map((term) => ({ term })),
     );
   }
 
-  private async fulltext(terms: string[], channels: string[], scope: ScopeArgs, limit: number, opts: { feedback: boolean; speakers: boolean }): Promise<TurnHit[]> {
+  private async fulltext(terms: string[], scope: ScopeArgs, limit: number, opts: { feedback: boolean; speakers: boolean }): Promise<TurnHit[]> {
     const { feedback, speakers } = opts;
-    const keys = channels.map((c) => scopeKey(scope.userId, c));
-    const firstQuery = this.fulltextQuery(keys, terms);
+    const firstQuery = this.fulltextQuery(scope, terms);
     if (!firstQuery) return [];
     // A participant's name matches half the turns (their speaker field) and every turn that
     // greets them ("Thanks, John!"), which is mostly the other person talking. So a query
@@ -197,7 +197,7 @@ export class HybridRecallEngine implements RecallEngine {
     // already leaves them out; a name learned only now costs a second search.
     const known = speakers ? this.speakerWords.get(scope.userId) : undefined;
     const searched = known ? withoutOrAll(terms, known) : terms;
-    const query = searched === terms ? firstQuery : this.fulltextQuery(keys, searched);
+    const query = searched === terms ? firstQuery : this.fulltextQuery(scope, searched);
     if (!query) return [];
     let first = await this.d.episodic.fulltextSearch(query, { ...scope, limit });
     if (speakers) {
@@ -205,7 +205,7 @@ export class HybridRecallEngine implements RecallEngine {
       this.speakerWords.set(scope.userId, seen);
       const kept = withoutOrAll(searched, seen);
       if (kept !== searched) {
-        const again = this.fulltextQuery(keys, kept);
+        const again = this.fulltextQuery(scope, kept);
         if (again) first = await this.d.episodic.fulltextSearch(again, { ...scope, limit });
       }
     }
@@ -213,7 +213,7 @@ export class HybridRecallEngine implements RecallEngine {
     const top = await this.d.episodic.getTurnsByIds(first.slice(0, 5).map((h) => h.id), scope);
     const extra = feedbackTerms(top.map((t) => t.content), new Set(terms));
     if (extra.length === 0) return first;
-    const expanded = buildLuceneQuery(keys, [...terms.map((term) => ({ term })), ...extra.map((term) => ({ term, weight: 0.3 }))]);
+    const expanded = buildLuceneQuery(scope.userId, scope.channels, [...terms.map((term) => ({ term })), ...extra.map((term) => ({ term, weight: 0.3 }))]);
     return expanded ? this.d.episodic.fulltextSearch(expanded, { ...scope, limit }) : first;
   }
 

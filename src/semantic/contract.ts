@@ -490,9 +490,9 @@ export interface SemanticStore {
   vectorSearchFacts(embedding: number[], q: FactQuery): Promise<ScoredFact[]>;
   /** Nearest live entities by embedding; over-fetches like vectorSearchFacts. */
   vectorSearchEntities(embedding: number[], q: EntityQuery): Promise<ScoredEntity[]>;
-  /** BM25 over fact claims (`fact_claim_fulltext`); active facts only. */
+  /** BM25 over fact claims (`fact_text_scoped`); active facts only. */
   fullTextSearchFacts(text: string, q: FactQuery): Promise<ScoredFact[]>;
-  /** BM25 over entity names, aliases, descriptions (`entity_text_fulltext`). */
+  /** BM25 over entity names, aliases, descriptions (`entity_text_scoped`). */
   fullTextSearchEntities(text: string, q: EntityQuery): Promise<ScoredEntity[]>;
 
   /** Reinforcement: access_count + 1 and last_accessed = now on the caller's facts/entities. Returns how many were touched. */

@@ -51,7 +51,7 @@ export function mergeAliases(canonical: string, existing: readonly string[], inc
   return out;
 }
 
-/** The space-joined alias text indexed by `entity_text_fulltext`. */
+/** The space-joined alias text indexed by `entity_text_scoped`. */
 export function aliasesText(aliases: readonly string[]): string {
   return aliases.join(' ');
 }

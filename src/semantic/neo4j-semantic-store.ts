@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ManagedTransaction } from 'neo4j-driver';
 import { NotFoundError, ValidationError } from '../errors';
-import { indexOrFallback, MAX_OVERFETCH, type CypherRunner } from '../infra/neo4j';
+import { indexOrFallback, type CypherRunner } from '../infra/neo4j';
 import { GLOBAL_CHANNEL } from '../schemas';
 import type {
   CreateRelationshipResult,
@@ -25,6 +25,7 @@ import type {
   UpsertEntityResult,
 } from './contract';
 import { aliasesText, mergeAliases, mergedType, nameKeys, normalizeClaim, normalizeName, pickNameMatch, type ResolutionCandidate } from './names';
+import { scopeKey, scopedFulltextK, scopedLuceneQuery } from '../infra/fulltext-scope';
 import { luceneQuery } from './lucene';
 
 const TAG = (op: string) => ({ subsystem: 'semantic', op });
@@ -74,7 +75,7 @@ RETURN e.id AS id, score ORDER BY score DESC LIMIT 1`;
 // $row -> {entity}: creates an entity owned by the user
 const CREATE_ENTITY = `
 MATCH (u:User {id: $row.userId})
-CREATE (e:Entity {id: $row.id, user_id: $row.userId, channel: $row.channel, name: $row.name, normalized_name: $row.normalizedName,
+CREATE (e:Entity {id: $row.id, user_id: $row.userId, channel: $row.channel, scope_key: $row.scopeKey, name: $row.name, normalized_name: $row.normalizedName,
   type: $row.type, aliases: $row.aliases, normalized_names: $row.normalizedNames, aliases_text: $row.aliasesText,
   description: $row.description, properties_json: $row.propertiesJson, salience: $row.salience, access_count: 0, mention_count: 1,
   protected: false, created_at: datetime(), updated_at: datetime(), first_seen: datetime(), valid_from: datetime(),
@@ -140,7 +141,7 @@ RETURN f.id AS id ORDER BY f.created_at LIMIT 1`;
 // $row -> {fact}: creates a fact with its links; superseded facts are closed
 const CREATE_FACT = `
 MATCH (u:User {id: $row.userId})
-CREATE (f:Fact {id: $row.id, user_id: $row.userId, channel: $row.channel, claim: $row.claim, claim_key: $row.claimKey,
+CREATE (f:Fact {id: $row.id, user_id: $row.userId, channel: $row.channel, scope_key: $row.scopeKey, claim: $row.claim, claim_key: $row.claimKey,
   predicate: $row.predicate, confidence: $row.confidence, certainty: $row.certainty, source: $row.source,
   source_turn_id: $row.sourceTurnId, temporal: $row.temporal, valid_from: datetime($row.validFrom),
   valid_to: CASE WHEN $row.validTo IS NULL THEN null ELSE datetime($row.validTo) END, status: 'active', protected: false,
@@ -293,7 +294,7 @@ RETURN ${ENTITY} AS entity, score ORDER BY score DESC`;
 
 // $k, $query, $userId, $channels, $includeInactive, $minConfidence, $limit -> {fact, score}
 const FULLTEXT_FACTS = `
-CALL db.index.fulltext.queryNodes('fact_claim_fulltext', $query, {limit: toInteger($k)}) YIELD node AS f, score
+CALL db.index.fulltext.queryNodes('fact_text_scoped', $query, {limit: toInteger($k)}) YIELD node AS f, score
 WHERE f.user_id = $userId AND f.channel IN $channels AND ($includeInactive OR f.status = 'active') AND f.confidence >= $minConfidence
 WITH f, score ORDER BY score DESC LIMIT toInteger($limit)
 ${WITH_ABOUT.replace('WITH f,', 'WITH f, score,')}
@@ -301,7 +302,7 @@ RETURN ${FACT} AS fact, score ORDER BY score DESC`;
 
 // $k, $query, $userId, $channels, $types, $limit -> {entity, score}
 const FULLTEXT_ENTITIES = `
-CALL db.index.fulltext.queryNodes('entity_text_fulltext', $query, {limit: toInteger($k)}) YIELD node AS e, score
+CALL db.index.fulltext.queryNodes('entity_text_scoped', $query, {limit: toInteger($k)}) YIELD node AS e, score
 WHERE e.user_id = $userId AND e.channel IN $channels AND e.valid_to IS NULL AND ($types IS NULL OR e.type IN $types)
 RETURN ${ENTITY} AS entity, score ORDER BY score DESC LIMIT toInteger($limit)`;
 
@@ -322,10 +323,10 @@ OPTIONAL MATCH (g:Fact)-[:PROMOTED_FROM]->(f)
 RETURN f.status AS status, f.channel AS channel, f.confidence AS confidence, coalesce(f.access_count, 0) AS accessCount,
        conversations, g.id AS globalId LIMIT 1`;
 
-// $userId, $factId, $newId -> {fact}: the _global copy of a fact, linked PROMOTED_FROM
+// $userId, $factId, $newId, $scopeKey (the user's _global one) -> {fact}: the _global copy of a fact, linked PROMOTED_FROM
 const PROMOTE = `
 MATCH (f:Fact {id: $factId}) WHERE f.user_id = $userId
-CREATE (g:Fact {id: $newId, user_id: f.user_id, channel: '${GLOBAL_CHANNEL}', claim: f.claim, claim_key: f.claim_key,
+CREATE (g:Fact {id: $newId, user_id: f.user_id, channel: '${GLOBAL_CHANNEL}', scope_key: $scopeKey, claim: f.claim, claim_key: f.claim_key,
   predicate: f.predicate, confidence: f.confidence, certainty: f.certainty, source: 'promotion', source_turn_id: f.source_turn_id,
   temporal: f.temporal, valid_from: f.valid_from, valid_to: f.valid_to, status: 'active', protected: coalesce(f.protected, false),
   decay_rate: coalesce(f.decay_rate, 0.05), needs_review: false, salience: f.salience, access_count: 0, mention_count: 1,
@@ -481,6 +482,7 @@ export class Neo4jSemanticStore implements SemanticStore {
             id: randomUUID(),
             userId: input.userId,
             channel: input.channel,
+            scopeKey: scopeKey(input.userId, input.channel),
             name: input.name,
             normalizedName: normalizeName(input.name),
             type: input.type,
@@ -567,6 +569,7 @@ export class Neo4jSemanticStore implements SemanticStore {
         id: fact.id ?? randomUUID(),
         userId: fact.userId,
         channel: fact.channel,
+        scopeKey: scopeKey(fact.userId, fact.channel),
         claim: fact.claim,
         claimKey,
         predicate: fact.predicate ?? null,
@@ -791,18 +794,16 @@ export class Neo4jSemanticStore implements SemanticStore {
   }
 
   async fullTextSearchFacts(text: string, q: FactQuery): Promise<ScoredFact[]> {
-    const query = luceneQuery(text);
+    const query = scopedLuceneQuery(q.userId, q.channels, luceneQuery(text));
     if (!query) return [];
-    const run = (k: number) => this.db.read<{ fact: FactRow; score: number }>(FULLTEXT_FACTS, { ...factParams(q), k, query }, TAG('fullTextSearchFacts'));
-    const found = await indexOrFallback(q.limit, run, () => run(MAX_OVERFETCH));
+    const found = await this.db.read<{ fact: FactRow; score: number }>(FULLTEXT_FACTS, { ...factParams(q), k: scopedFulltextK(q.limit), query }, TAG('fullTextSearchFacts'));
     return found.map((r) => ({ fact: toFact(r.fact), score: r.score }));
   }
 
   async fullTextSearchEntities(text: string, q: EntityQuery): Promise<ScoredEntity[]> {
-    const query = luceneQuery(text);
+    const query = scopedLuceneQuery(q.userId, q.channels, luceneQuery(text));
     if (!query) return [];
-    const run = (k: number) => this.db.read<{ entity: EntityRow; score: number }>(FULLTEXT_ENTITIES, { ...entityParams(q), k, query }, TAG('fullTextSearchEntities'));
-    const found = await indexOrFallback(q.limit, run, () => run(MAX_OVERFETCH));
+    const found = await this.db.read<{ entity: EntityRow; score: number }>(FULLTEXT_ENTITIES, { ...entityParams(q), k: scopedFulltextK(q.limit), query }, TAG('fullTextSearchEntities'));
     return found.map((r) => ({ entity: toEntity(r.entity), score: r.score }));
   }
 
@@ -835,7 +836,7 @@ export class Neo4jSemanticStore implements SemanticStore {
       if (m.status !== 'active') skippedBecause.push(`fact is ${m.status}`);
       if (!force) skippedBecause.push(...belowThresholds(measures, thresholds));
       if (skippedBecause.length > 0) return { promoted: false, globalFact: null, ...measures, skippedBecause };
-      const [row] = await rows<{ fact: FactRow }>(tx, PROMOTE, { userId, factId, newId: randomUUID() });
+      const [row] = await rows<{ fact: FactRow }>(tx, PROMOTE, { userId, factId, newId: randomUUID(), scopeKey: scopeKey(userId, GLOBAL_CHANNEL) });
       return { promoted: true, globalFact: toFact(row!.fact), ...measures, skippedBecause };
     }, TAG('promoteToGlobal'));
   }

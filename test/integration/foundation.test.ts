@@ -2,9 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { createPgPool } from '../../src/infra/postgres';
 import { REPO_ROOT, runMigrations } from '../../src/migrate';
-import { loadMigrations } from '../../src/migrate/files';
+import { loadMigrations, retired } from '../../src/migrate/files';
 import { stackStatus } from '../../src/stack';
-import { openStack, testConfig, uid, type TestStack } from '../support/stack';
+import { eventually, openStack, testConfig, uid, type TestStack } from '../support/stack';
 
 let s: TestStack;
 beforeAll(() => {
@@ -12,7 +12,12 @@ beforeAll(() => {
 });
 afterAll(async () => s.close());
 
-const cypherObjects = () => loadMigrations(join(REPO_ROOT, 'cypher'), 'cypher', { EMBEDDING_DIMENSIONS: testConfig().embedding.dimensions }).flatMap((m) => m.objects);
+/** What the Cypher migrations leave in place: every object created and not retired by a later file. */
+function cypherObjects(): string[] {
+  const files = loadMigrations(join(REPO_ROOT, 'cypher'), 'cypher', { EMBEDDING_DIMENSIONS: testConfig().embedding.dimensions });
+  const gone = retired(files);
+  return files.flatMap((m) => m.objects).filter((o) => !gone.has(o));
+}
 
 function cli(args: string[], env: Record<string, string> = {}) {
   const res = spawnSync(join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), [join(REPO_ROOT, 'src', 'cli', 'main.ts'), ...args], {
@@ -37,7 +42,7 @@ describe('schema after migrate', () => {
     for (const v of ['turn_embeddings', 'entity_embeddings', 'fact_embeddings', 'strategy_embeddings', 'goal_embeddings']) {
       expect(byName.get(v)).toMatchObject({ type: 'VECTOR', dims: testConfig().embedding.dimensions });
     }
-    for (const f of ['turn_content_fulltext', 'fact_claim_fulltext', 'entity_text_fulltext']) expect(byName.get(f)?.type).toBe('FULLTEXT');
+    for (const f of ['turn_content_fulltext', 'fact_text_scoped', 'entity_text_scoped', 'strategy_text_scoped']) expect(byName.get(f)?.type).toBe('FULLTEXT');
     expect(rows.filter((r) => r.state !== 'ONLINE').map((r) => r.name)).toEqual([]);
   });
 
@@ -97,6 +102,22 @@ describe('drift', () => {
       expect(out.code).toBe(0);
       expect(out.stdout).toMatch(/recreated goal_status/);
     }
+    expect(cli(['migrate', '--check']).code).toBe(0);
+  });
+
+  it('recreates a dropped index by its own statement, not the indexes a later migration retired', async () => {
+    // 003 created turn_content_fulltext and three unscoped indexes that 006 dropped.
+    await s.neo4j.write('DROP INDEX turn_content_fulltext IF EXISTS', {}, { subsystem: 'test', op: 'drop' });
+    const out = cli(['migrate']);
+    expect(out.code).toBe(0);
+    expect(out.stdout).toMatch(/recreated turn_content_fulltext$/m);
+    const states = async () =>
+      new Map(
+        (await s.neo4j.read<{ name: string; state: string }>('SHOW INDEXES YIELD name, state RETURN name, state', {}, { subsystem: 'test', op: 'indexes' })).map((r) => [r.name, r.state]),
+      );
+    await eventually(async () => (await states()).get('turn_content_fulltext') === 'ONLINE', 'turn_content_fulltext online again', 60_000);
+    const names = await states();
+    for (const retired of ['fact_claim_fulltext', 'entity_text_fulltext', 'strategy_text_fulltext']) expect(names.has(retired)).toBe(false);
     expect(cli(['migrate', '--check']).code).toBe(0);
   });
 

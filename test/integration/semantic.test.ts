@@ -1,6 +1,9 @@
 import { createMnemograph, type Mnemograph } from '../../src/container';
 import { NotFoundError, ValidationError } from '../../src/errors';
-import { testConfig, uid } from '../support/stack';
+import { scopeKey } from '../../src/infra/fulltext-scope';
+import { Neo4jProceduralStore } from '../../src/procedural';
+import { NEO4J_BACKFILLS } from '../../src/migrate/backfills';
+import { eventually, testConfig, uid } from '../support/stack';
 
 let m: Mnemograph;
 beforeAll(async () => {
@@ -216,6 +219,59 @@ describe('vector search', () => {
   });
 });
 
+describe('full-text search', () => {
+  it("finds a user's own facts, entities and strategies when thousands of other users' share their words", async () => {
+    const me = uid('me');
+    const crowd = uid('crowd');
+    const fact = (await m.memory.storeFact({ userId: me, claim: 'The user drinks green tea with honey every morning before the long walk to work' })).fact;
+    const entity = (await m.memory.upsertEntity({ userId: me, name: 'Green Tea Club', type: 'organization', description: 'a green tea tasting group that meets on Fridays' })).entity;
+    const strategy = (await m.memory.learnStrategy({ userId: me, channel: '_global', description: 'brew green tea for the team', contextPattern: 'green tea brewing at the office', toolSequence: ['kettle'], success: true })).strategy;
+    // 6,000 shorter (higher-scoring) matches held by 600 other users: more than the 5,000
+    // hits the stores used to read before filtering by owner.
+    const rows = Array.from({ length: 6_000 }, (_, i) => ({ id: `${crowd}-${i}`, userId: `${crowd}-${i % 600}`, key: scopeKey(`${crowd}-${i % 600}`, '_global') }));
+    try {
+      for (const [label, props] of [
+        ['Fact', "claim: 'green tea', status: 'active', confidence: 0.9"],
+        ['Entity', "name: 'Green Tea', type: 'thing'"],
+        ['Strategy', "description: 'green tea', context_pattern: 'green tea'"],
+      ]) {
+        await m.neo4j.write(`UNWIND $rows AS r CREATE (n:${label} {id: r.id + '-${label}', user_id: r.userId, channel: '_global', scope_key: r.key, ${props}})`, { rows }, tag);
+      }
+      const facts = await m.semanticStore.fullTextSearchFacts('green tea', { userId: me, channels: ['_global'], limit: 10 });
+      expect(facts.map((r) => r.fact.id)).toEqual([fact.id]);
+      const entities = await m.semanticStore.fullTextSearchEntities('green tea', { userId: me, channels: ['_global'], limit: 10 });
+      expect(entities.map((r) => r.entity.id)).toEqual([entity.id]);
+      const strategies = await new Neo4jProceduralStore(m.neo4j).fullTextSearchStrategies('green OR tea', me, ['_global'], 10);
+      expect(strategies.map((r) => r.strategy.id)).toEqual([strategy.id]);
+    } finally {
+      await m.neo4j.write('MATCH (n) WHERE (n:Fact OR n:Entity OR n:Strategy) AND n.id STARTS WITH $crowd DETACH DELETE n', { crowd }, tag);
+    }
+  });
+});
+
+describe('scope key backfill (migration 006)', () => {
+  it('gives facts, entities and strategies written before it their scope key, so full-text finds them', async () => {
+    const userId = uid('old');
+    const channel = 'proj-old';
+    for (const [label, props] of [
+      ['Fact', "claim: 'the legacy billing service runs on cobol', status: 'active', confidence: 0.9"],
+      ['Entity', "name: 'Legacy Billing', type: 'tool'"],
+      ['Strategy', "description: 'restart the legacy billing batch', context_pattern: 'legacy billing outage'"],
+    ]) {
+      await m.neo4j.write(`CREATE (n:${label} {id: $id, user_id: $userId, channel: $channel, ${props}})`, { id: `${userId}-${label}`, userId, channel }, tag);
+    }
+    const search = async () => [
+      ...(await m.semanticStore.fullTextSearchFacts('legacy billing', { userId, channels: [channel], limit: 5 })).map((r) => r.fact.id),
+      ...(await m.semanticStore.fullTextSearchEntities('legacy billing', { userId, channels: [channel], limit: 5 })).map((r) => r.entity.id),
+      ...(await new Neo4jProceduralStore(m.neo4j).fullTextSearchStrategies('legacy OR billing', userId, [channel], 5)).map((r) => r.strategy.id),
+    ];
+    expect(await search()).toEqual([]);
+    await NEO4J_BACKFILLS[6]!(m.neo4j);
+    expect(await count('MATCH (n) WHERE n.user_id = $userId AND n.scope_key = $key RETURN count(n) AS n', { userId, key: scopeKey(userId, channel) })).toBe(3);
+    expect(await eventually(async () => ((await search()).length === 3 ? search() : undefined), 'the backfilled nodes indexed')).toEqual(['Fact', 'Entity', 'Strategy'].map((l) => `${userId}-${l}`));
+  });
+});
+
 describe('promoteToGlobal', () => {
   it('promotes only past every threshold, links PROMOTED_FROM, and audits the thresholds', async () => {
     const userId = uid('u');
@@ -242,6 +298,9 @@ describe('promoteToGlobal', () => {
     const again = await m.memory.promoteToGlobal({ userId, factId: fact.id, reason: 'again' });
     expect(again).toMatchObject({ promoted: false, skippedBecause: ['already promoted'] });
     expect(again.globalFact!.id).toBe(g.id);
+    // The global copy is indexed under the user's _global scope: full-text finds it there.
+    const inGlobal = await m.semanticStore.fullTextSearchFacts('blue-green deploys', { userId, channels: ['_global'], limit: 5 });
+    expect(inGlobal.map((r) => r.fact.id)).toEqual([g.id]);
 
     await m.audit.flush();
     const { rows } = await m.pg.primary.query(

@@ -10,7 +10,7 @@ export interface FactSourceDeps {
 }
 
 /**
- * Facts for recall: full-text over claims (`fact_claim_fulltext`) and vector
+ * Facts for recall: full-text over claims (`fact_text_scoped`) and vector
  * (`fact_embeddings`, with the engine's query embedding) fused by weighted RRF like turns.
  * Only active facts (never superseded or retracted ones) of the user in the request's
  * channels; a fact whose validity window has closed, or that was said about the past, is

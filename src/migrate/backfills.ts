@@ -1,0 +1,34 @@
+import { scopeKey } from '../infra/fulltext-scope';
+import type { CypherRunner } from '../infra/neo4j';
+
+/**
+ * Data a Cypher migration needs that Cypher alone cannot compute, by migration version. A
+ * backfill runs after its file's statements and before the ledger records the file, so a
+ * run interrupted midway repeats it; each one only touches what is still missing.
+ */
+export type Backfill = (runner: CypherRunner) => Promise<void>;
+
+const TAG = (op: string) => ({ subsystem: 'migrate', op });
+const SCOPED_LABELS = ['Fact', 'Entity', 'Strategy'] as const;
+const PAIRS_PER_WRITE = 200;
+
+// label -> {userId, channel}: the (user, channel) pairs that still have nodes without a scope_key
+const UNSCOPED = (label: string) => `MATCH (n:${label}) WHERE n.scope_key IS NULL AND n.user_id IS NOT NULL AND n.channel IS NOT NULL
+RETURN DISTINCT n.user_id AS userId, n.channel AS channel`;
+// label, $rows: [{userId, channel, key}] -> nothing (the (user_id, channel) index finds each pair's nodes)
+const SET_SCOPE = (label: string) => `UNWIND $rows AS row
+MATCH (n:${label}) WHERE n.user_id = row.userId AND n.channel = row.channel AND n.scope_key IS NULL
+SET n.scope_key = row.key`;
+
+/** 006: the scope_key the scoped full-text indexes require, on facts, entities and strategies written before it. */
+async function scopeKeys(runner: CypherRunner): Promise<void> {
+  for (const label of SCOPED_LABELS) {
+    const pairs = await runner.read<{ userId: string; channel: string }>(UNSCOPED(label), {}, TAG('backfill_scope_keys'));
+    for (let i = 0; i < pairs.length; i += PAIRS_PER_WRITE) {
+      const rows = pairs.slice(i, i + PAIRS_PER_WRITE).map((p) => ({ ...p, key: scopeKey(p.userId, p.channel) }));
+      await runner.write(SET_SCOPE(label), { rows }, TAG('backfill_scope_keys'));
+    }
+  }
+}
+
+export const NEO4J_BACKFILLS: Record<number, Backfill> = { 6: scopeKeys };
