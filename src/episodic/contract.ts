@@ -145,6 +145,12 @@ export interface EpisodicStore {
    */
   fulltextSearch(luceneQuery: string, q: TurnQuery): Promise<TurnHit[]>;
   /**
+   * The names that speak in the user's conversations (`speaker` of their turns; each
+   * conversation keeps its distinct speakers, up to 50), so recall can tell a question's
+   * person from its topic. Conversations written before the list existed are not in it.
+   */
+  speakers(userId: string): Promise<string[]>;
+  /**
    * Nearest turns by cosine similarity, best first: the vector index with over-fetch, and an
    * exact scan of the user's turns when the index's neighbours are mostly other users'.
    * Hits are light (no content); fetch the ones you keep with getTurnsByIds.

@@ -17,6 +17,9 @@ export function turnId(conversationId: string, index: number): string {
   return `${conversationId}:${index}`;
 }
 
+/** Distinct speakers kept per conversation (a group chat rarely has more; the list is bounded). */
+const MAX_SPEAKERS = 50;
+
 // Projection of a Turn node into the row every read returns (no embedding).
 const TURN = `{ id: t.id, userId: t.user_id, channel: t.channel, conversationId: t.conversation_id, index: t.index, role: t.role,
   content: t.content, timestamp: toString(t.timestamp), tokenCount: t.token_count, metadataJson: t.metadata_json,
@@ -61,7 +64,9 @@ CALL (c, t, row, created) {
   WITH c, t, row WHERE created
   MERGE (c)-[:HAS_TURN]->(t)
   SET c.turn_count = CASE WHEN c.turn_count > t.index THEN c.turn_count ELSE t.index + 1 END,
-      c.last_turn_at = CASE WHEN c.last_turn_at IS NULL OR c.last_turn_at < t.timestamp THEN t.timestamp ELSE c.last_turn_at END
+      c.last_turn_at = CASE WHEN c.last_turn_at IS NULL OR c.last_turn_at < t.timestamp THEN t.timestamp ELSE c.last_turn_at END,
+      c.speakers = CASE WHEN row.speaker IS NULL OR row.speaker IN coalesce(c.speakers, []) OR size(coalesce(c.speakers, [])) >= ${MAX_SPEAKERS}
+                        THEN c.speakers ELSE coalesce(c.speakers, []) + row.speaker END
   WITH t, row
   OPTIONAL MATCH (prev:Turn {id: row.conversationId + ':' + toString(t.index - 1)})
   OPTIONAL MATCH (next:Turn {id: row.conversationId + ':' + toString(t.index + 1)})
@@ -71,6 +76,13 @@ CALL (c, t, row, created) {
   CALL db.create.setNodeVectorProperty(t, 'embedding', row.embedding)
 }
 RETURN ${TURN} AS turn, created`;
+
+// $userId -> {speakers}: the distinct speakers of the user's conversations (the conversation_user index)
+const SPEAKERS = `
+MATCH (c:Conversation) WHERE c.user_id = $userId AND c.speakers IS NOT NULL
+UNWIND c.speakers AS s
+WITH DISTINCT s LIMIT ${MAX_SPEAKERS * 4}
+RETURN collect(s) AS speakers`;
 
 // $userId, $conversationId -> {turn} in index order
 const GET_CONVERSATION = `
@@ -294,6 +306,11 @@ export class Neo4jEpisodicStore implements EpisodicStore {
       () => this.db.read<{ turn: TurnRow; score: number }>(VECTOR_SCAN_TURNS, params, TAG('vectorSearchExact')),
     );
     return rows.map((r) => ({ turn: toTurn(r.turn), score: r.score }));
+  }
+
+  async speakers(userId: string): Promise<string[]> {
+    const [row] = await this.db.read<{ speakers: string[] }>(SPEAKERS, { userId }, TAG('speakers'));
+    return row?.speakers ?? [];
   }
 
   async fulltextSearch(luceneQuery: string, q: TurnQuery): Promise<TurnHit[]> {

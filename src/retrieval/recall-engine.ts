@@ -28,7 +28,7 @@ import type { Reranker } from './rerank';
 import { parseTimeHint } from './self-query';
 
 export interface RecallEngineDeps {
-  episodic: Pick<EpisodicStore, 'fulltextSearch' | 'similarTurns' | 'getTurnsByIds'>;
+  episodic: Pick<EpisodicStore, 'fulltextSearch' | 'similarTurns' | 'getTurnsByIds' | 'speakers'>;
   embedder: Embedder;
   settings: RecallSettings;
   audit: AuditLogger;
@@ -56,7 +56,7 @@ const INCLUDE: Record<RecallItemKind, keyof ParsedRecallQuery> = { fact: 'includ
  * source is recorded in `degraded` and the rest still answer.
  */
 export class HybridRecallEngine implements RecallEngine {
-  /** Speaker names (as words) seen in each user's hits; bounded, oldest user evicted first. */
+  /** Speaker names (as words) of each user's conversations and hits; bounded, oldest user evicted first. */
   private readonly speakerWords = new BoundedMap<string, Set<string>>(10_000);
 
   constructor(private readonly d: RecallEngineDeps) {}
@@ -109,7 +109,12 @@ export class HybridRecallEngine implements RecallEngine {
     // the names of the user's speakers out (the speaker boost uses them). The sources, whose
     // facts and entities are about those people, get the query as asked.
     const turnVector = q.includeEpisodic && tech.vector;
-    const speakerNames = tech.speakerBoost ? this.speakerWords.get(q.userId) : undefined;
+    // Known from this user's earlier recalls, or read once from their conversations.
+    let speakerNames = tech.speakerBoost ? this.speakerWords.get(q.userId) : undefined;
+    if (tech.speakerBoost && !speakerNames) {
+      speakerNames = new Set((await timed('speakers', () => this.d.episodic.speakers(q.userId), [] as string[])).flatMap(words));
+      this.speakerWords.set(q.userId, speakerNames);
+    }
     const embedOne = async (text: string) => (await this.d.embedder.embed([text], { priority: 'interactive', input: 'query' }))[0];
     // The text embedded (HyDE may ask an LLM for it, so it is worked out once).
     const asked = turnVector || sources.length > 0 ? this.embeddingText(q.query, tech, degraded) : Promise.resolve(q.query);
@@ -193,8 +198,8 @@ export class HybridRecallEngine implements RecallEngine {
     // A participant's name matches half the turns (their speaker field) and every turn that
     // greets them ("Thanks, John!"), which is mostly the other person talking. So a query
     // naming a speaker is searched without the name (the speaker boost uses it instead).
-    // Speaker names seen in this user's hits are remembered, so usually the first search
-    // already leaves them out; a name learned only now costs a second search.
+    // The user's speaker names are known from their conversations (and hits), so usually the
+    // first search already leaves them out; a name learned only now costs a second search.
     const known = speakers ? this.speakerWords.get(scope.userId) : undefined;
     const searched = known ? withoutOrAll(terms, known) : terms;
     const query = searched === terms ? firstQuery : this.fulltextQuery(scope, searched);
