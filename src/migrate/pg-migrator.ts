@@ -9,9 +9,10 @@ const ENSURE_LEDGER = `CREATE TABLE IF NOT EXISTS schema_version (
   version INTEGER PRIMARY KEY, description TEXT NOT NULL, checksum TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT NOW())`;
 // -> {version, description, checksum}
 const READ_LEDGER = 'SELECT version, description, checksum FROM schema_version ORDER BY version';
-// $1 name -> {found}: a table, index or function of that name in the current schema
+// $1 name -> {found}: a table, index, function or trigger of that name in the current schema
 const OBJECT_EXISTS = `SELECT EXISTS (SELECT 1 FROM pg_class WHERE relname = $1 AND relnamespace = current_schema()::regnamespace)
-  OR EXISTS (SELECT 1 FROM pg_proc WHERE proname = $1 AND pronamespace = current_schema()::regnamespace) AS found`;
+  OR EXISTS (SELECT 1 FROM pg_proc WHERE proname = $1 AND pronamespace = current_schema()::regnamespace)
+  OR EXISTS (SELECT 1 FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE t.tgname = $1 AND c.relnamespace = current_schema()::regnamespace) AS found`;
 // $1 days ahead -> {created}
 const ENSURE_PARTITIONS = "SELECT ensure_audit_partitions((now() AT TIME ZONE 'UTC')::date, $1::int + 1) AS created";
 

@@ -132,8 +132,12 @@ GROUP BY cl.relname
 HAVING bool_or(a.attname = 'user_id')
 ORDER BY cl.relname`;
 // Tables with a user_id that are not the user's memory: the audit trail (erased apart, keeps the
-// erasure record) and the tenancy registry (its keys are external ids, handled by the caller).
-const NOT_MEMORY = new Set(['memory_audit_log', 'tenant_users']);
+// erasure record), the record of erasures (which keeps late audit rows out, sql/005) and the
+// tenancy registry (its keys are external ids, handled by the caller).
+const NOT_MEMORY = new Set(['memory_audit_log', 'user_erasures', 'tenant_users']);
+// $1 user -> nothing: from now on, audit rows about the user timestamped before this moment are dropped
+const RECORD_ERASURE = `INSERT INTO user_erasures (user_id, erased_at) VALUES ($1, NOW())
+  ON CONFLICT (user_id) DO UPDATE SET erased_at = EXCLUDED.erased_at`;
 // $1 user -> {n}
 const DELETE_AUDIT = 'DELETE FROM memory_audit_log WHERE user_id = $1';
 // $1 user, $2 metadata -> nothing: the one row that outlives an erasure
@@ -284,6 +288,8 @@ export class UserDataStore {
     await this.working.clearUser(userId);
     const keys = await this.redisKeys(userId);
     for (const batch of chunks(keys, 500)) await this.redis.del(...batch);
+    // Recorded first, so an audit row still queued or spooled elsewhere cannot land after the delete.
+    await this.pg.query(RECORD_ERASURE, [userId]);
     const auditRowsDeleted = (await this.pg.query(DELETE_AUDIT, [userId])).rowCount ?? 0;
     const report = { userId, nodesDeleted, rowsDeleted, redisKeysDeleted: keys.length, auditRowsDeleted };
     await this.pg.query(INSERT_ERASURE, [userId, JSON.stringify(report)]);

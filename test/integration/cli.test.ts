@@ -117,10 +117,18 @@ describe('forget-user, export and import through the CLI', () => {
     expect((await cli('forget-user', '--user', userId).catch((e: { code: number; stderr: string }) => e)).stderr).toContain('--yes');
     const forgot = await cli('forget-user', '--user', userId, '--yes');
     expect(forgot.stdout).toMatch(/erased .* Neo4j nodes/);
-    // The one row left is the erasure record itself (checked below).
-    expect(await leftovers(userId)).toEqual({ nodes: 0, rows: { memory_audit_log: 1 }, keys: [] });
+    // What is left is the erasure's record: one audit row (checked below) and when it happened.
+    expect(await leftovers(userId)).toEqual({ nodes: 0, rows: { memory_audit_log: 1, user_erasures: 1 }, keys: [] });
     const audit = await m.pg.primary.query('SELECT operation, memory_type, metadata FROM memory_audit_log WHERE user_id = $1', [userId]);
     expect(audit.rows).toEqual([{ operation: 'forget_user', memory_type: 'system', metadata: expect.objectContaining({ userId, nodesDeleted: present.nodes }) }]);
+    // An audit row about the user from before the erasure, still queued in another process or
+    // spooled while Postgres was down, is dropped when it arrives; activity after it is logged.
+    const late = (at: Date) =>
+      m.pg.primary.query("INSERT INTO memory_audit_log (timestamp, operation, memory_type, user_id) VALUES ($1, 'recall', 'episodic', $2)", [at, userId]);
+    await late(new Date(Date.now() - 60_000));
+    expect((await leftovers(userId)).rows).toEqual({ memory_audit_log: 1, user_erasures: 1 });
+    await late(new Date(Date.now() + 1_000));
+    expect((await leftovers(userId)).rows).toEqual({ memory_audit_log: 2, user_erasures: 1 });
 
     const imported = await cli('import', file);
     expect(imported.stdout).toMatch(/imported \d+ nodes, \d+ relationships, \d+ rows/);

@@ -64,7 +64,9 @@ describe('schema after migrate', () => {
   it('has the Postgres tables, the BRIN and btree indexes, and today’s and future audit partitions', async () => {
     const tables = await s.pg.query<{ relname: string }>("SELECT relname FROM pg_class WHERE relkind IN ('r','p') AND relnamespace = 'public'::regnamespace");
     const tableNames = tables.rows.map((r) => r.relname);
-    expect(tableNames).toEqual(expect.arrayContaining(['conversation_logs', 'memory_timeline', 'tool_invocations', 'user_profiles', 'memory_audit_log', 'schema_version']));
+    expect(tableNames).toEqual(expect.arrayContaining(['conversation_logs', 'memory_timeline', 'tool_invocations', 'user_profiles', 'memory_audit_log', 'schema_version', 'user_erasures']));
+    const trigger = await s.pg.query("SELECT 1 FROM pg_trigger WHERE tgname = 'audit_drop_erased' AND tgrelid = 'memory_audit_log'::regclass");
+    expect(trigger.rowCount).toBe(1);
     const idx = await s.pg.query<{ indexname: string; indexdef: string }>("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public'");
     const def = new Map(idx.rows.map((r) => [r.indexname, r.indexdef]));
     expect(def.get('idx_logs_timestamp')).toMatch(/USING brin/);

@@ -14,7 +14,7 @@ describe('migration files', () => {
   it('names the objects each file creates', () => {
     expect(cypherObjects('CREATE VECTOR INDEX v IF NOT EXISTS FOR ...; CREATE CONSTRAINT c IF NOT EXISTS FOR ...; CREATE FULLTEXT INDEX f IF NOT EXISTS')).toEqual(['v', 'c', 'f']);
     expect(cypherDropped('DROP INDEX old_a IF EXISTS;\nDROP CONSTRAINT old_b IF EXISTS;\nCREATE INDEX x IF NOT EXISTS FOR (n:X) ON (n.a);')).toEqual(['old_a', 'old_b']);
-    expect(sqlObjects('CREATE TABLE t (\n);\nCREATE INDEX i ON t (a);\nCREATE FUNCTION fn() RETURNS')).toEqual(['t', 'i', 'fn']);
+    expect(sqlObjects('CREATE TABLE t (\n);\nCREATE INDEX i ON t (a);\nCREATE FUNCTION fn() RETURNS\nCREATE TRIGGER tr BEFORE INSERT ON t')).toEqual(['t', 'i', 'fn', 'tr']);
   });
 
   it('only substitutes integer parameters', () => {
