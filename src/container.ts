@@ -12,12 +12,13 @@ import { createRedis, type RedisClient } from './infra/redis';
 import { AgentMemory } from './memory/agent-memory';
 import { checkEmbeddingLock, REPO_ROOT, runMigrations } from './migrate';
 import { FailoverWorkingStore, MemoryWorkingStore, RedisWorkingStore } from './working';
-import { HttpReranker, HybridRecallEngine, Neo4jReinforcer, recallSettingsFrom, type ProfileSource, type RecallSource } from './retrieval';
+import { ChatTextGenerator, HttpReranker, HybridRecallEngine, Neo4jReinforcer, recallSettingsFrom, type ProfileSource, type RecallSource } from './retrieval';
 import { createDefaultSources } from './retrieval/sources';
 import { Neo4jSemanticStore } from './semantic';
 import { Neo4jProceduralStore, PgToolInvocationLog } from './procedural';
 import { Neo4jGoalStore } from './goals';
-import { createExtractor, PgUsageSink, type Extractor } from './extraction';
+import { createExtractor, type Extractor } from './extraction';
+import { createChatModel, PgUsageSink } from './llm';
 import { PgObservationQueue, PgProfileStore, type ObservationQueue } from './observations';
 import { createJobs, RedisLockService, Worker, type Clock, type JobFn, type JobName, type KnowledgeWriter, type LockService } from './worker';
 
@@ -131,6 +132,8 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
   const goalStore = new Neo4jGoalStore(neo4j);
   const profileStore = new PgProfileStore();
   const recallSettings = recallSettingsFrom(config.recall);
+  // Every LLM call's tokens and cost (extraction, recall) go to llm_usage.
+  const usageSink = new PgUsageSink(pools.primary);
   // Facts, entities, strategies, goals and the profile come from their stores unless replaced.
   const defaults = createDefaultSources({ neo4j, semantic: semanticStore, procedural: proceduralStore, goals: goalStore, settings: recallSettings, pg: pools.primary, profiles: profileStore });
   const recall = new HybridRecallEngine({
@@ -143,6 +146,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     presence: opts.recallSources ? undefined : defaults.presence,
     profile: opts.profileSource ?? defaults.profile,
     reinforcer,
+    generator: config.recallLlm ? new ChatTextGenerator(createChatModel(config.recallLlm), log, usageSink) : undefined,
     reranker: config.rerank.url ? new HttpReranker({ baseUrl: config.rerank.url, model: config.rerank.model, apiKey: config.rerank.apiKey, timeoutMs: config.rerank.timeoutMs }) : undefined,
   });
 
@@ -169,7 +173,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     runJob: (name, o) => jobRunner.runJob(name, o),
   });
 
-  const extractor = opts.extractor ?? createExtractor(config.extraction, { log, usage: new PgUsageSink(pools.primary) });
+  const extractor = opts.extractor ?? createExtractor(config.extraction, { log, usage: usageSink });
   const locks = new RedisLockService(redis);
   const knowledge: KnowledgeWriter = {
     upsertEntity: (i) => memory.semantic.upsertEntity(i),

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { DEFAULT_LOCAL_MODEL, localModel } from '../embedding/local-models';
 import type { RecallSettings } from '../retrieval/contract';
 import { ConfigError } from '../errors';
+import type { ChatModelOptions } from '../llm';
 import { envSchema, type Env } from './schema';
 
 export interface EmbeddingConfig {
@@ -28,6 +29,8 @@ export interface Config {
   llm: { openaiApiKey?: string; anthropicApiKey?: string };
   /** A cross-encoder behind a rerank API, used when RECALL_RERANK is on. */
   rerank: { url?: string; model: string; apiKey?: string; timeoutMs: number };
+  /** The LLM behind HyDE and LLM query expansion; absent when RECALL_LLM_PROVIDER=off. */
+  recallLlm?: ChatModelOptions;
   audit: { level: 'off' | 'writes' | 'reads' | 'verbose'; partitionDaysAhead: number; retentionDays: number; spoolDir: string };
   working: { ttlSeconds: number; maxTurns: number };
   /** Recall techniques and weights (see src/retrieval). */
@@ -109,6 +112,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError('EMBEDDING_DIMENSIONS', `the local model ${defaults.model} produces ${defaults.dimensions}-d vectors`, `unset EMBEDDING_DIMENSIONS or set it to ${defaults.dimensions}`);
   }
 
+  if (e.RECALL_LLM_PROVIDER === 'openai-compatible' && !e.RECALL_LLM_BASE_URL) {
+    throw new ConfigError('RECALL_LLM_BASE_URL', 'is required when RECALL_LLM_PROVIDER=openai-compatible', 'set it to the server base URL, e.g. http://127.0.0.1:8000/v1');
+  }
   if (e.EXTRACTION_PROVIDER === 'openai-compatible' && !e.EXTRACTION_BASE_URL) {
     throw new ConfigError('EXTRACTION_BASE_URL', 'is required when EXTRACTION_PROVIDER=openai-compatible', 'set it to the server base URL, e.g. http://127.0.0.1:8000/v1');
   }
@@ -155,6 +161,18 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     llm: { openaiApiKey: e.OPENAI_API_KEY, anthropicApiKey: e.ANTHROPIC_API_KEY },
     rerank: { url: e.RERANK_URL, model: e.RERANK_MODEL, apiKey: e.RERANK_API_KEY, timeoutMs: e.RERANK_TIMEOUT_MS },
+    recallLlm:
+      e.RECALL_LLM_PROVIDER === 'off'
+        ? undefined
+        : {
+            provider: e.RECALL_LLM_PROVIDER,
+            model: e.RECALL_LLM_MODEL ?? (e.RECALL_LLM_PROVIDER === 'anthropic' ? 'claude-3-5-haiku-latest' : 'gpt-4o-mini'),
+            baseUrl: e.RECALL_LLM_BASE_URL,
+            apiKey: e.RECALL_LLM_PROVIDER === 'anthropic' ? e.ANTHROPIC_API_KEY : e.OPENAI_API_KEY,
+            timeoutMs: e.RECALL_LLM_TIMEOUT_MS,
+            // On the read path: one try within the timeout, then the offline path.
+            maxRetries: 0,
+          },
     audit: {
       level: e.AUDIT_LEVEL,
       partitionDaysAhead: e.AUDIT_PARTITION_DAYS_AHEAD,
@@ -245,6 +263,7 @@ export function redactConfig(config: Config): Record<string, unknown> {
     embedding: { ...config.embedding, apiKey: config.embedding.apiKey ? '<redacted>' : undefined },
     llm: { openaiApiKey: config.llm.openaiApiKey ? '<redacted>' : undefined, anthropicApiKey: config.llm.anthropicApiKey ? '<redacted>' : undefined },
     rerank: { ...config.rerank, apiKey: config.rerank.apiKey ? '<redacted>' : undefined },
+    recallLlm: config.recallLlm && { ...config.recallLlm, apiKey: config.recallLlm.apiKey ? '<redacted>' : undefined },
     extraction: { ...config.extraction, apiKey: config.extraction.apiKey ? '<redacted>' : undefined },
   };
 }

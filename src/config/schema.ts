@@ -86,7 +86,14 @@ export const envSchema = z.object({
   RECALL_DIVERSITY_CAP: int(0, 1000).default(0).describe('at most this many turns per conversation before others (0 = off)'),
   RECALL_QUERY_EXPANSION: z.enum(['off', 'feedback', 'llm']).default('off').describe('query expansion: off, feedback (offline, from top hits) or llm'),
   RECALL_STATEMENT_QUERY: bool.optional().describe('recall technique: embed a question in statement form ("What did Ann paint?" -> "Ann paint"), nearer the memories that answer it (default: on for use-lite-512, where it helps; off otherwise)'),
-  RECALL_HYDE: bool.default(false).describe('recall technique: HyDE (embed an LLM-written hypothetical answer); needs an LLM'),
+  RECALL_HYDE: bool.default(false).describe('recall technique: HyDE (embed an LLM-written hypothetical answer); needs RECALL_LLM_PROVIDER'),
+  RECALL_LLM_PROVIDER: z
+    .enum(['off', 'openai', 'anthropic', 'openai-compatible'])
+    .default('off')
+    .describe('the LLM behind HyDE and RECALL_QUERY_EXPANSION=llm: off (default; those degrade to their offline path), openai, anthropic, or openai-compatible (set RECALL_LLM_BASE_URL)'),
+  RECALL_LLM_MODEL: z.string().min(1).optional().describe('recall LLM model id (default gpt-4o-mini / claude-3-5-haiku-latest)'),
+  RECALL_LLM_BASE_URL: z.url().optional().describe('base URL of the recall LLM API (required for openai-compatible)'),
+  RECALL_LLM_TIMEOUT_MS: int(100, 60_000).default(3000).describe('longest wait for the recall LLM before recall answers from its offline path'),
   RECALL_RERANK: bool.default(false).describe('rerank the top candidates with a cross-encoder at RERANK_URL (without one, the fused order is kept and the bundle says so)'),
   RECALL_RERANK_DEPTH: int(1, 200).default(30).describe('how many of the fused top turns the reranker reorders'),
   RERANK_URL: z.url().optional().describe('base URL of a rerank API (Cohere-compatible POST {url}/rerank: Cohere, Jina, vLLM, Infinity, LocalAI)'),

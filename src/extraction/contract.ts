@@ -1,4 +1,5 @@
 import { MnemographError } from '../errors';
+import type { LlmUsage } from '../llm';
 
 /**
  * The extraction pipeline turns a window of conversation turns (or queued observations)
@@ -76,14 +77,8 @@ export interface ExtractedRelationship {
 }
 
 /** Tokens and money spent on one extraction call (zero for the rules extractor). */
-export interface ExtractionUsage {
-  provider: string;
-  model: string;
-  inputTokens: number;
-  outputTokens: number;
-  costUsd: number;
-  latencyMs: number;
-}
+/** What one extraction cost. */
+export type ExtractionUsage = LlmUsage;
 
 export interface ExtractionResult {
   entities: ExtractedEntity[];
@@ -107,9 +102,7 @@ export interface Extractor {
 }
 
 /** Receives the usage of every LLM call (persisted to `llm_usage` by the composition root). */
-export interface UsageSink {
-  record(entry: ExtractionUsage & { userId: string; conversationId?: string; purpose: string; ok: boolean; error?: string }): Promise<void>;
-}
+export type { UsageSink } from '../llm';
 
 /** LLM output that could not be repaired into a valid extraction; `reason` says why. */
 export class ExtractionRejectedError extends MnemographError {

@@ -10,7 +10,7 @@ export { resolveContradiction, contradicts, normalizeValue, type Resolution, typ
 export { normalizeJsonValues, parseLlmExtraction } from './llm-output';
 export { RulesExtractor } from './rules-extractor';
 export { AnthropicExtractor, OpenAIExtractor } from './llm-extractor';
-export { PgUsageSink } from './pg-usage-sink';
+export { PgUsageSink } from '../llm';
 
 /** The settings the extractor factory reads (see Config['extraction']). */
 export type ExtractionConfig = Pick<

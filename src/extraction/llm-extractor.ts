@@ -1,10 +1,9 @@
-import Anthropic from '@anthropic-ai/sdk';
-import OpenAI from 'openai';
 import { MnemographError, errorMessage } from '../errors';
 import type { Logger } from '../infra/logger';
+import { AnthropicChatModel, OpenAIChatModel, type ChatCompletion, type ChatModel, type LlmProvider } from '../llm';
 import { ExtractionRejectedError, type ExtractionResult, type ExtractionWindow, type Extractor, type UsageSink } from './contract';
 import { parseLlmExtraction } from './llm-output';
-import { costUsd, type PriceOverride } from './pricing';
+import { costUsd, type PriceOverride } from '../llm';
 import { EXTRACTION_SYSTEM_PROMPT, renderWindow } from './prompt';
 
 export interface LlmExtractorOptions {
@@ -19,33 +18,31 @@ export interface LlmExtractorOptions {
   log: Logger;
 }
 
-interface Completion {
-  text: string;
-  inputTokens: number;
-  outputTokens: number;
-}
-
 /**
  * One combined extraction call per window, shared by every LLM provider: render the
  * window, complete, repair/validate, cost the call. Usage is recorded for every call,
  * including rejected ones (they were paid for).
  */
-abstract class LlmExtractor implements Extractor {
-  abstract readonly provider: 'openai' | 'anthropic' | 'openai-compatible';
-  constructor(protected readonly opts: LlmExtractorOptions) {}
+export class LlmExtractor implements Extractor {
+  constructor(
+    private readonly chat: ChatModel,
+    private readonly opts: LlmExtractorOptions,
+  ) {}
 
-  get model(): string {
-    return this.opts.model;
+  get provider(): LlmProvider {
+    return this.chat.provider;
   }
 
-  protected abstract complete(system: string, user: string): Promise<Completion>;
+  get model(): string {
+    return this.chat.model;
+  }
 
   async extract(window: ExtractionWindow): Promise<ExtractionResult> {
     if (window.turns.length === 0) return { entities: [], facts: [], relationships: [], repairs: [], usage: this.usageOf(0, 0, 0) };
     const t0 = performance.now();
-    let completion: Completion;
+    let completion: ChatCompletion;
     try {
-      completion = await this.complete(EXTRACTION_SYSTEM_PROMPT, renderWindow(window));
+      completion = await this.chat.complete({ system: EXTRACTION_SYSTEM_PROMPT, user: renderWindow(window), maxTokens: this.opts.maxOutputTokens, json: true });
     } catch (err) {
       const e = new MnemographError('EXTRACTION_FAILED', 'upstream', `${this.provider} extraction (${this.model}) failed: ${errorMessage(err)}; the input stays queued`, {}, { cause: err });
       await this.record(window, this.usageOf(0, 0, performance.now() - t0), false, e.message);
@@ -80,50 +77,16 @@ abstract class LlmExtractor implements Extractor {
   }
 }
 
-/** OpenAI chat completions (JSON mode); with a base URL, any OpenAI-compatible server. */
+/** The extractor over OpenAI chat completions (JSON mode); with a base URL, any OpenAI-compatible server. */
 export class OpenAIExtractor extends LlmExtractor {
-  private readonly client: OpenAI;
-  constructor(
-    readonly provider: 'openai' | 'openai-compatible',
-    opts: LlmExtractorOptions,
-  ) {
-    super(opts);
-    this.client = new OpenAI({ apiKey: opts.apiKey ?? 'not-needed', baseURL: opts.baseUrl, timeout: opts.timeoutMs, maxRetries: opts.maxRetries ?? 2 });
-  }
-
-  protected async complete(system: string, user: string): Promise<Completion> {
-    const res = await this.client.chat.completions.create({
-      model: this.model,
-      temperature: 0,
-      max_tokens: this.opts.maxOutputTokens,
-      response_format: { type: 'json_object' },
-      messages: [
-        { role: 'system', content: system },
-        { role: 'user', content: user },
-      ],
-    });
-    return { text: res.choices[0]?.message.content ?? '', inputTokens: res.usage?.prompt_tokens ?? 0, outputTokens: res.usage?.completion_tokens ?? 0 };
+  constructor(provider: 'openai' | 'openai-compatible', opts: LlmExtractorOptions) {
+    super(new OpenAIChatModel({ ...opts, provider }), opts);
   }
 }
 
-/** Anthropic messages API; the JSON object is asked for in the prompt and pre-filled with "{". */
+/** The extractor over Anthropic's messages API (the JSON object is asked for in the prompt). */
 export class AnthropicExtractor extends LlmExtractor {
-  readonly provider = 'anthropic' as const;
-  private readonly client: Anthropic;
   constructor(opts: LlmExtractorOptions) {
-    super(opts);
-    this.client = new Anthropic({ apiKey: opts.apiKey ?? 'not-needed', baseURL: opts.baseUrl, timeout: opts.timeoutMs, maxRetries: opts.maxRetries ?? 2 });
-  }
-
-  protected async complete(system: string, user: string): Promise<Completion> {
-    const res = await this.client.messages.create({
-      model: this.model,
-      max_tokens: this.opts.maxOutputTokens,
-      temperature: 0,
-      system,
-      messages: [{ role: 'user', content: user }],
-    });
-    const text = res.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
-    return { text, inputTokens: res.usage.input_tokens, outputTokens: res.usage.output_tokens };
+    super(new AnthropicChatModel({ ...opts, provider: 'anthropic' }), opts);
   }
 }

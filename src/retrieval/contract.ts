@@ -157,7 +157,8 @@ export interface Reinforcer {
 
 /** Generates text for the LLM techniques (query expansion, HyDE, rerank); optional. */
 export interface TextGenerator {
-  generate(prompt: string, opts?: { maxTokens?: number }): Promise<string>;
+  /** `userId`: whose request it serves, for the usage record. */
+  generate(prompt: string, opts?: { maxTokens?: number; userId?: string }): Promise<string>;
 }
 
 /** The read path behind `AgentMemory.remember()`. */

@@ -8,3 +8,4 @@ export { parseTimeHint } from './self-query';
 export { recallSettingsFrom } from './settings';
 export { HttpReranker, type Reranker } from './rerank';
 export { createDefaultSources, SemanticFactSource, SemanticEntitySource, ProceduralStrategySource, GoalRecallSource, PgProfileSource, type ProvenanceFilter } from './sources';
+export { ChatTextGenerator } from './chat-generator';

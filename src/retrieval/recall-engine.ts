@@ -47,6 +47,10 @@ export interface RecallEngineDeps {
 const DAY_MS = 86_400_000;
 const SOURCE_WEIGHT: Record<RecallItemKind, keyof SourceWeights> = { fact: 'facts', entity: 'entities', strategy: 'procedural', goal: 'procedural' };
 const TEMPORAL_BOOST = { current: 1.2, past: 0.7, future: 1 } as const;
+/** Weight of an expansion word against a word of the question (1): the top hits' shared words, the LLM's. */
+const FEEDBACK_WEIGHT = 0.3;
+const LLM_EXPANSION_WEIGHT = 0.5;
+const MAX_LLM_TERMS = 12;
 const INCLUDE: Record<RecallItemKind, keyof ParsedRecallQuery> = { fact: 'includeFacts', entity: 'includeEntities', strategy: 'includeStrategies', goal: 'includeGoals' };
 
 /**
@@ -117,7 +121,7 @@ export class HybridRecallEngine implements RecallEngine {
     }
     const embedOne = async (text: string) => (await this.d.embedder.embed([text], { priority: 'interactive', input: 'query' }))[0];
     // The text embedded (HyDE may ask an LLM for it, so it is worked out once).
-    const asked = turnVector || sources.length > 0 ? this.embeddingText(q.query, tech, degraded) : Promise.resolve(q.query);
+    const asked = turnVector || sources.length > 0 ? this.embeddingText(q.query, q.userId, tech, degraded) : Promise.resolve(q.query);
     const turnText = asked.then((a) => (speakerNames ? withoutWords(a, speakerNames) : a));
     const turnEmbedding = turnVector ? timed('embed', async () => embedOne(await turnText), undefined) : Promise.resolve(undefined);
     // Asked while the query is embedded; unknown (no presence check, or it failed) = search all.
@@ -138,9 +142,14 @@ export class HybridRecallEngine implements RecallEngine {
       degraded.push('queryExpansion: no LLM configured; using offline feedback expansion');
       expansion = 'feedback';
     }
+    // Asked while the first keyword search runs; a failure leaves the offline expansion.
+    const llmTerms =
+      expansion === 'llm' && q.includeEpisodic && tech.fulltext && terms.length > 0
+        ? timed('expansion', () => this.expansionTerms(q.query, q.userId, terms), null)
+        : Promise.resolve(null);
     const fulltext =
       q.includeEpisodic && tech.fulltext && terms.length > 0
-        ? timed('fulltext', () => this.fulltext(terms, scope, candidates, { feedback: expansion !== 'off', speakers: tech.speakerBoost }), [] as TurnHit[])
+        ? timed('fulltext', () => this.fulltext(terms, scope, candidates, { expansion, llmTerms, speakers: tech.speakerBoost }), [] as TurnHit[])
         : Promise.resolve([] as TurnHit[]);
     const vector = turnVector
       ? turnEmbedding.then((e) => (e ? timed('vector', () => this.d.episodic.similarTurns(e, { ...scope, limit: candidates }), [] as TurnHit[]) : []))
@@ -191,8 +200,13 @@ export class HybridRecallEngine implements RecallEngine {
     );
   }
 
-  private async fulltext(terms: string[], scope: ScopeArgs, limit: number, opts: { feedback: boolean; speakers: boolean }): Promise<TurnHit[]> {
-    const { feedback, speakers } = opts;
+  private async fulltext(
+    terms: string[],
+    scope: ScopeArgs,
+    limit: number,
+    opts: { expansion: RecallSettings['techniques']['queryExpansion']; llmTerms: Promise<string[] | null>; speakers: boolean },
+  ): Promise<TurnHit[]> {
+    const { expansion, speakers } = opts;
     const firstQuery = this.fulltextQuery(scope, terms);
     if (!firstQuery) return [];
     // A participant's name matches half the turns (their speaker field) and every turn that
@@ -214,19 +228,39 @@ export class HybridRecallEngine implements RecallEngine {
         if (again) first = await this.d.episodic.fulltextSearch(again, { ...scope, limit });
       }
     }
-    if (!feedback || first.length === 0) return first;
-    const top = await this.d.episodic.getTurnsByIds(first.slice(0, 5).map((h) => h.id), scope);
-    const extra = feedbackTerms(top.map((t) => t.content), new Set(terms));
+    if (expansion === 'off') return first;
+    // A second pass with words the question lacks: the LLM's (which may find what the first
+    // pass could not), or, offline, the words the top hits share.
+    const fromLlm = expansion === 'llm' ? await opts.llmTerms : null;
+    let extra: Array<{ term: string; weight: number }>;
+    if (fromLlm) extra = fromLlm.map((term) => ({ term, weight: LLM_EXPANSION_WEIGHT }));
+    else {
+      if (first.length === 0) return first;
+      const top = await this.d.episodic.getTurnsByIds(first.slice(0, 5).map((h) => h.id), scope);
+      extra = feedbackTerms(top.map((t) => t.content), new Set(terms)).map((term) => ({ term, weight: FEEDBACK_WEIGHT }));
+    }
     if (extra.length === 0) return first;
-    const expanded = buildLuceneQuery(scope.userId, scope.channels, [...terms.map((term) => ({ term })), ...extra.map((term) => ({ term, weight: 0.3 }))]);
+    const expanded = buildLuceneQuery(scope.userId, scope.channels, [...terms.map((term) => ({ term })), ...extra]);
     return expanded ? this.d.episodic.fulltextSearch(expanded, { ...scope, limit }) : first;
+  }
+
+  /** Keywords an answer is likely to hold that the question does not (LLM query expansion). */
+  private async expansionTerms(query: string, userId: string, terms: string[]): Promise<string[]> {
+    const answer = await this.d.generator!.generate(
+      'List up to 8 search keywords that a message answering this question is likely to contain but the question does not ' +
+        '(synonyms, related words, likely answers). Reply with one comma-separated line and nothing else.\n' +
+        `Question: ${query}`,
+      { maxTokens: 60, userId },
+    );
+    const asked = new Set(terms);
+    return [...new Set(keywords(answer))].filter((w) => !asked.has(w)).slice(0, MAX_LLM_TERMS);
   }
 
   /**
    * The text the query is embedded from: with HyDE and an LLM, the question and a
    * hypothetical answer; otherwise the question in statement form (or as asked).
    */
-  private async embeddingText(query: string, tech: RecallSettings['techniques'], degraded: string[]): Promise<string> {
+  private async embeddingText(query: string, userId: string, tech: RecallSettings['techniques'], degraded: string[]): Promise<string> {
     const offline = tech.statementQuery ? statementForm(query) : query;
     if (!tech.hyde) return offline;
     if (!this.d.generator) {
@@ -234,11 +268,11 @@ export class HybridRecallEngine implements RecallEngine {
       return offline;
     }
     try {
-      const answer = await this.d.generator.generate(`Write one short sentence that could answer: ${query}`, { maxTokens: 80 });
+      const answer = await this.d.generator.generate(`Write one short sentence that could answer: ${query}`, { maxTokens: 80, userId });
       return `${query}\n${answer}`;
     } catch (err) {
-      degraded.push(`hyde: ${errorMessage(err)}`);
-      return query;
+      degraded.push(`hyde: ${errorMessage(err)}; embedding the ${tech.statementQuery ? 'question in statement form' : 'question itself'}`);
+      return offline;
     }
   }
 

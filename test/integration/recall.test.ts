@@ -7,6 +7,7 @@ import { Neo4jEpisodicStore } from '../../src/episodic';
 import type { CypherRunner } from '../../src/infra/neo4j';
 import { MnemographError, ValidationError } from '../../src/errors';
 import type { MemoryBundle, Techniques } from '../../src/retrieval';
+import { startAnthropicServer, startOpenAIChatServer, type LlmServer } from '../support/llm-servers';
 import { eventually, testConfig, uid } from '../support/stack';
 
 let m: Mnemograph;
@@ -477,5 +478,76 @@ describe('reranking through a Cohere-compatible rerank API', () => {
       mode = 'ok';
       await r.close();
     }
+  });
+});
+
+describe('LLM techniques through the real SDKs (a local server speaking each protocol)', () => {
+  let openai: LlmServer;
+  let anthropic: LlmServer;
+  beforeAll(async () => {
+    [openai, anthropic] = await Promise.all([startOpenAIChatServer(), startAnthropicServer()]);
+  });
+  afterAll(async () => Promise.all([openai.close(), anthropic.close()]));
+
+  const settings = (provider: 'openai-compatible' | 'anthropic'): Record<string, string> =>
+    provider === 'anthropic'
+      ? { RECALL_LLM_PROVIDER: 'anthropic', RECALL_LLM_BASE_URL: anthropic.baseUrl, ANTHROPIC_API_KEY: 'sk-ant-test' }
+      : { RECALL_LLM_PROVIDER: 'openai-compatible', RECALL_LLM_BASE_URL: openai.baseUrl, RECALL_LLM_MODEL: 'local-model' };
+  const server = (provider: 'openai-compatible' | 'anthropic') => (provider === 'anthropic' ? anthropic : openai);
+
+  async function pet(r: Mnemograph): Promise<string> {
+    const userId = uid('u');
+    await r.memory.storeTurns([
+      { userId, conversationId: uid('c'), role: 'user', content: 'We adopted a golden retriever puppy called Biscuit.' },
+      { userId, conversationId: uid('c'), role: 'user', content: 'My family visited the lake last summer.' },
+    ]);
+    await r.backgroundEmbedder.drain();
+    return userId;
+  }
+
+  it.each(['openai-compatible', 'anthropic'] as const)('query expansion with %s finds what the question words cannot, and its cost is recorded', async (provider) => {
+    await withInstance(settings(provider), async (r) => {
+      const userId = await pet(r);
+      const offline = await r.memory.remember({ userId, query: 'Which pet does the family have?', techniques: { ...KEYWORDS_ONLY, queryExpansion: 'feedback' } });
+      expect(contents(offline)[0]).toContain('lake');
+      server(provider).reply({ text: 'dog, puppy, retriever, cat, kitten', inputTokens: 60, outputTokens: 12 });
+      const before = server(provider).requests.length;
+      const b = await r.memory.remember({ userId, query: 'Which pet does the family have?', techniques: { ...KEYWORDS_ONLY, queryExpansion: 'llm' } });
+      expect(server(provider).requests.length).toBe(before + 1);
+      expect(JSON.stringify(server(provider).requests.at(-1))).toContain('Which pet does the family have?');
+      expect(contents(b)[0]).toContain('golden retriever');
+      expect(b.degraded).toEqual([]);
+      const usage = await eventually(
+        async () => (await r.pg.primary.query('SELECT purpose, input_tokens, output_tokens, ok FROM llm_usage WHERE user_id = $1', [userId])).rows[0],
+        'the recall LLM call in llm_usage',
+      );
+      expect(usage).toEqual({ purpose: 'recall', input_tokens: 60, output_tokens: 12, ok: true });
+    });
+  });
+
+  it('HyDE embeds the question with the LLM\'s hypothetical answer', async () => {
+    const embedded: string[] = [];
+    await withInstance(settings('openai-compatible'), async (r) => {
+      const userId = await pet(r);
+      openai.reply({ text: 'They have a dog, a golden retriever.' });
+      embedded.length = 0;
+      const b = await r.memory.remember({ userId, query: 'Which pet does the family have?', techniques: { ...PLAIN, fulltext: false, hyde: true } });
+      expect(embedded).toEqual(['Which pet does the family have?\nThey have a dog, a golden retriever.']);
+      expect(contents(b)[0]).toContain('golden retriever');
+      expect(b.degraded).toEqual([]);
+    }, embedded);
+  });
+
+  it('answers from the offline path when the LLM fails, and says so', async () => {
+    const embedded: string[] = [];
+    await withInstance(settings('openai-compatible'), async (r) => {
+      const userId = await pet(r);
+      openai.reply({ status: 500, message: 'model not loaded' });
+      embedded.length = 0;
+      const b = await r.memory.remember({ userId, query: 'Which pet does the family have?', techniques: { ...PLAIN, hyde: true, queryExpansion: 'llm' } });
+      expect(b.turns.length).toBeGreaterThan(0);
+      expect(embedded).toEqual(['Which pet does the family have?']);
+      expect(b.degraded).toEqual([expect.stringMatching(/^hyde: .*500.*; embedding the question itself$/), expect.stringMatching(/^expansion: .*500/)]);
+    }, embedded);
   });
 });

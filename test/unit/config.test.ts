@@ -73,8 +73,22 @@ describe('loadConfig', () => {
     expect(c.postgres.readUrl).toBe('postgres://u:p@replica/db');
   });
 
+  it('configures the recall LLM only when asked, and needs a base URL for an openai-compatible one', () => {
+    expect(loadConfig({}).recallLlm).toBeUndefined();
+    expect(loadConfig({ RECALL_LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-ant-1' }).recallLlm).toEqual({
+      provider: 'anthropic',
+      model: 'claude-3-5-haiku-latest',
+      baseUrl: undefined,
+      apiKey: 'sk-ant-1',
+      timeoutMs: 3000,
+      maxRetries: 0,
+    });
+    expect(() => loadConfig({ RECALL_LLM_PROVIDER: 'openai-compatible' })).toThrow(/^RECALL_LLM_BASE_URL: is required when RECALL_LLM_PROVIDER=openai-compatible/);
+    expect(loadConfig({ RECALL_LLM_PROVIDER: 'openai-compatible', RECALL_LLM_BASE_URL: 'http://127.0.0.1:8000/v1', RECALL_LLM_MODEL: 'qwen' }).recallLlm).toMatchObject({ model: 'qwen', baseUrl: 'http://127.0.0.1:8000/v1' });
+  });
+
   it('redacts secrets for snapshots', () => {
-    const c = loadConfig({ NEO4J_PASSWORD: 'supersecret', DATABASE_URL: 'postgres://u:hunter22@h/db', OPENAI_API_KEY: 'sk-1' });
+    const c = loadConfig({ NEO4J_PASSWORD: 'supersecret', DATABASE_URL: 'postgres://u:hunter22@h/db', OPENAI_API_KEY: 'sk-1', RECALL_LLM_PROVIDER: 'openai' });
     const text = JSON.stringify(redactConfig(c));
     expect(text).not.toMatch(/supersecret|hunter22|sk-1/);
   });

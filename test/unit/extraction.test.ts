@@ -2,7 +2,7 @@ import { calibrate, certaintyFromNumber } from '../../src/extraction/calibration
 import { ExtractionRejectedError, type ExtractionTurn } from '../../src/extraction/contract';
 import { contradicts, resolveContradiction } from '../../src/extraction/contradictions';
 import { normalizeJsonValues, parseLlmExtraction } from '../../src/extraction/llm-output';
-import { costUsd } from '../../src/extraction/pricing';
+import { costUsd } from '../../src/llm/pricing';
 import { RulesExtractor } from '../../src/extraction/rules-extractor';
 
 const turns: ExtractionTurn[] = [

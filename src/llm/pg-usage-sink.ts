@@ -1,5 +1,5 @@
 import type { Queryable } from '../infra/postgres';
-import type { ExtractionUsage, UsageSink } from './contract';
+import type { LlmUsage, UsageSink } from './contract';
 
 // $1..$11 -> inserts one llm_usage row
 const INSERT_USAGE = `INSERT INTO llm_usage (user_id, conversation_id, purpose, provider, model, input_tokens, output_tokens, cost_usd, latency_ms, ok, error)
@@ -9,7 +9,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`;
 export class PgUsageSink implements UsageSink {
   constructor(private readonly pg: Queryable) {}
 
-  async record(e: ExtractionUsage & { userId: string; conversationId?: string; purpose: string; ok: boolean; error?: string }): Promise<void> {
+  async record(e: LlmUsage & { userId: string; conversationId?: string; purpose: string; ok: boolean; error?: string }): Promise<void> {
     await this.pg.query(INSERT_USAGE, [
       e.userId,
       e.conversationId ?? null,

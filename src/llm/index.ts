@@ -1,0 +1,12 @@
+import { AnthropicChatModel, OpenAIChatModel } from './chat-models';
+import type { ChatModel, ChatModelOptions } from './contract';
+
+export * from './contract';
+export { AnthropicChatModel, OpenAIChatModel } from './chat-models';
+export { PgUsageSink } from './pg-usage-sink';
+export { costUsd, type PriceOverride } from './pricing';
+
+/** The chat model for the options' provider (called by the composition root and the extractors). */
+export function createChatModel(opts: ChatModelOptions): ChatModel {
+  return opts.provider === 'anthropic' ? new AnthropicChatModel(opts) : new OpenAIChatModel({ ...opts, provider: opts.provider });
+}
