@@ -12,7 +12,7 @@ import { createRedis, type RedisClient } from './infra/redis';
 import { AgentMemory } from './memory/agent-memory';
 import { checkEmbeddingLock, REPO_ROOT, runMigrations } from './migrate';
 import { FailoverWorkingStore, MemoryWorkingStore, RedisWorkingStore } from './working';
-import { ChatTextGenerator, HttpReranker, HybridRecallEngine, Neo4jReinforcer, recallSettingsFrom, type ProfileSource, type RecallSource } from './retrieval';
+import { ChatTextGenerator, HttpReranker, HybridRecallEngine, LlmReranker, Neo4jReinforcer, recallSettingsFrom, type ProfileSource, type RecallSource } from './retrieval';
 import { createDefaultSources } from './retrieval/sources';
 import { Neo4jSemanticStore } from './semantic';
 import { Neo4jProceduralStore, PgToolInvocationLog } from './procedural';
@@ -134,6 +134,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
   const recallSettings = recallSettingsFrom(config.recall);
   // Every LLM call's tokens and cost (extraction, recall) go to llm_usage.
   const usageSink = new PgUsageSink(pools.primary);
+  const generator = config.recallLlm ? new ChatTextGenerator(createChatModel(config.recallLlm), log, usageSink) : undefined;
   // Facts, entities, strategies, goals and the profile come from their stores unless replaced.
   const defaults = createDefaultSources({ neo4j, semantic: semanticStore, procedural: proceduralStore, goals: goalStore, settings: recallSettings, pg: pools.primary, profiles: profileStore });
   const recall = new HybridRecallEngine({
@@ -146,8 +147,11 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     presence: opts.recallSources ? undefined : defaults.presence,
     profile: opts.profileSource ?? defaults.profile,
     reinforcer,
-    generator: config.recallLlm ? new ChatTextGenerator(createChatModel(config.recallLlm), log, usageSink) : undefined,
-    reranker: config.rerank.url ? new HttpReranker({ baseUrl: config.rerank.url, model: config.rerank.model, apiKey: config.rerank.apiKey, timeoutMs: config.rerank.timeoutMs }) : undefined,
+    generator,
+    // A cross-encoder when one is configured; otherwise the recall LLM, if any.
+    reranker: config.rerank.url
+      ? new HttpReranker({ baseUrl: config.rerank.url, model: config.rerank.model, apiKey: config.rerank.apiKey, timeoutMs: config.rerank.timeoutMs })
+      : generator && new LlmReranker(generator),
   });
 
   const observations = new PgObservationQueue(pools.primary);

@@ -94,7 +94,7 @@ export const envSchema = z.object({
   RECALL_LLM_MODEL: z.string().min(1).optional().describe('recall LLM model id (default gpt-4o-mini / claude-3-5-haiku-latest)'),
   RECALL_LLM_BASE_URL: z.url().optional().describe('base URL of the recall LLM API (required for openai-compatible)'),
   RECALL_LLM_TIMEOUT_MS: int(100, 60_000).default(3000).describe('longest wait for the recall LLM before recall answers from its offline path'),
-  RECALL_RERANK: bool.default(false).describe('rerank the top candidates with a cross-encoder at RERANK_URL (without one, the fused order is kept and the bundle says so)'),
+  RECALL_RERANK: bool.default(false).describe('rerank the top candidates with the cross-encoder at RERANK_URL, or else the recall LLM (RECALL_LLM_PROVIDER); without either, the fused order is kept and the bundle says so'),
   RECALL_RERANK_DEPTH: int(1, 200).default(30).describe('how many of the fused top turns the reranker reorders'),
   RERANK_URL: z.url().optional().describe('base URL of a rerank API (Cohere-compatible POST {url}/rerank: Cohere, Jina, vLLM, Infinity, LocalAI)'),
   RERANK_MODEL: z.string().min(1).default('BAAI/bge-reranker-base').describe('model name sent to the rerank API'),

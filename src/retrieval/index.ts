@@ -6,6 +6,6 @@ export { weightedRrf, smoothNeighbours, capPerGroup, recencyScore } from './fusi
 export { buildLuceneQuery, escapeLucene, keywords, luceneTerms } from './query-text';
 export { parseTimeHint } from './self-query';
 export { recallSettingsFrom } from './settings';
-export { HttpReranker, type Reranker } from './rerank';
+export { HttpReranker, LlmReranker, rankedIndexes, type Reranker } from './rerank';
 export { createDefaultSources, SemanticFactSource, SemanticEntitySource, ProceduralStrategySource, GoalRecallSource, PgProfileSource, type ProvenanceFilter } from './sources';
 export { ChatTextGenerator } from './chat-generator';

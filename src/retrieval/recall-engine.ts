@@ -378,15 +378,15 @@ export class HybridRecallEngine implements RecallEngine {
       const turn = turns.get(r.id);
       if (turn) out.push({ turn, score: round(r.score, 6), signals: signals.get(r.id) ?? {} });
     }
-    if (reranker) out = await this.rerank(reranker, q.query, out.slice(0, s.rerankDepth), degraded);
+    if (reranker) out = await this.rerank(reranker, q, out.slice(0, s.rerankDepth), degraded);
     return out.slice(0, q.topK);
   }
 
   /** The cross-encoder's order over the fused head; on failure the fused order stands. */
-  private async rerank(reranker: Reranker, query: string, head: RecalledTurn[], degraded: string[]): Promise<RecalledTurn[]> {
+  private async rerank(reranker: Reranker, q: ParsedRecallQuery, head: RecalledTurn[], degraded: string[]): Promise<RecalledTurn[]> {
     let scores: number[];
     try {
-      scores = await reranker.score(query, head.map((t) => embeddingText(t.turn)));
+      scores = await reranker.score(q.query, head.map((t) => embeddingText(t.turn)), { userId: q.userId });
     } catch (err) {
       degraded.push(`rerank: ${errorMessage(err)}; fused order kept`);
       return head;

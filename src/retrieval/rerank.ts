@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MnemographError, errorMessage } from '../errors';
+import type { TextGenerator } from './contract';
 
 /**
  * Reorders recall's top candidates by how well each answers the query (a cross-encoder
@@ -7,7 +8,8 @@ import { MnemographError, errorMessage } from '../errors';
  * per document, in input order, higher is better.
  */
 export interface Reranker {
-  score(query: string, documents: string[]): Promise<number[]>;
+  /** `userId`: whose request it serves, for a usage record. */
+  score(query: string, documents: string[], opts?: { userId?: string }): Promise<number[]>;
 }
 
 /** The rerank API's answer for `n` documents: a score for documents by their input index. */
@@ -46,4 +48,43 @@ export class HttpReranker implements Reranker {
     for (const r of parsed.data.results) scores[r.index] = r.relevance_score;
     return scores;
   }
+}
+
+/** Longest candidate text shown to an LLM reranker (the prompt holds RECALL_RERANK_DEPTH of them). */
+const LLM_RERANK_CHARS = 300;
+
+/**
+ * The recall LLM as a reranker, for when no cross-encoder is configured: it reads the
+ * question and the numbered candidates and answers their numbers, best first. Listed
+ * candidates score by position (1 for the first), unlisted ones keep their fused order below
+ * them. An answer naming no candidate is an error, so recall keeps its fused order.
+ */
+export class LlmReranker implements Reranker {
+  constructor(private readonly generator: TextGenerator) {}
+
+  async score(query: string, documents: string[], opts: { userId?: string } = {}): Promise<number[]> {
+    if (documents.length === 0) return [];
+    const listed = documents.map((d, i) => `[${i + 1}] ${d.length > LLM_RERANK_CHARS ? `${d.slice(0, LLM_RERANK_CHARS)}…` : d}`).join('\n');
+    const answer = await this.generator.generate(
+      'Rank the messages by how well each helps answer the question. Reply with the message numbers, best first, ' +
+        `comma-separated, and nothing else; leave out messages that do not help.\nQuestion: ${query}\n${listed}`,
+      { maxTokens: 8 + documents.length * 4, userId: opts.userId },
+    );
+    const order = rankedIndexes(answer, documents.length);
+    if (order.length === 0) throw new MnemographError('RERANK_FAILED', 'upstream', `the recall LLM named no candidate: "${answer.slice(0, 80)}"`);
+    const n = documents.length;
+    const scores = documents.map((_, i) => -(i + 1) / (n + 1)); // unlisted: below every listed one, fused order kept
+    order.forEach((index, position) => (scores[index] = 1 - position / n));
+    return scores;
+  }
+}
+
+/** The distinct candidate numbers (1-based in the text) an answer names, in order, as 0-based indexes. */
+export function rankedIndexes(answer: string, n: number): number[] {
+  const seen = new Set<number>();
+  for (const m of answer.matchAll(/\d+/g)) {
+    const i = Number(m[0]) - 1;
+    if (i >= 0 && i < n) seen.add(i);
+  }
+  return [...seen];
 }

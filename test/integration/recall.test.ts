@@ -538,6 +538,30 @@ describe('LLM techniques through the real SDKs (a local server speaking each pro
     }, embedded);
   });
 
+  it('reranks with the LLM when no cross-encoder is configured; an answer naming no candidate keeps the fused order', async () => {
+    await withInstance({ ...settings('openai-compatible'), RECALL_RERANK: 'true', RECALL_RERANK_DEPTH: '3' }, async (r) => {
+      const userId = uid('u');
+      for (const content of ['Water the tomato plants every morning', 'Tomato soup with basil', 'A bicycle helmet for the tomato market trip']) {
+        await r.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content });
+      }
+      const fused = await r.memory.remember({ userId, query: 'tomato plants', topK: 3, techniques: { ...KEYWORDS_ONLY, rerank: false } });
+      const helmet = contents(fused).findIndex((c) => c.includes('helmet'));
+      expect(helmet).toBeGreaterThan(0);
+      openai.reply({ text: `${helmet + 1}, 1` });
+      const b = await r.memory.remember({ userId, query: 'tomato plants', topK: 3, techniques: KEYWORDS_ONLY });
+      const prompt = JSON.stringify(openai.requests.at(-1));
+      for (const c of contents(fused)) expect(prompt).toContain(c);
+      expect(contents(b)).toEqual([contents(fused)[helmet], contents(fused)[0], ...contents(fused).filter((_, i) => i !== helmet && i !== 0)]);
+      expect(b.turns[0]!.signals.rerank).toEqual({ rank: 1, score: 1 });
+      expect(b.degraded).toEqual([]);
+
+      openai.reply({ text: 'I cannot tell.' });
+      const kept = await r.memory.remember({ userId, query: 'tomato plants', topK: 3, techniques: KEYWORDS_ONLY });
+      expect(contents(kept)).toEqual(contents(fused));
+      expect(kept.degraded).toEqual([expect.stringMatching(/^rerank: the recall LLM named no candidate.*; fused order kept$/)]);
+    });
+  });
+
   it('answers from the offline path when the LLM fails, and says so', async () => {
     const embedded: string[] = [];
     await withInstance(settings('openai-compatible'), async (r) => {

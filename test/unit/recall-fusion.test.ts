@@ -1,4 +1,5 @@
 import { capPerGroup, recencyScore, smoothNeighbours, weightedRrf, weightedScoreFusion } from '../../src/retrieval/fusion';
+import { rankedIndexes } from '../../src/retrieval/rerank';
 
 describe('weightedRrf', () => {
   it('adds weight / (k + rank) per list, so agreement beats a single top rank', () => {
@@ -123,5 +124,13 @@ describe('recencyScore', () => {
     expect(recencyScore(0, 30 * day, 30 * day)).toBeCloseTo(0.5);
     expect(recencyScore(0, 60 * day, 30 * day)).toBeCloseTo(0.25);
     expect(recencyScore(20 * day, 10 * day, 30 * day)).toBe(1); // future timestamps are not boosted above 1
+  });
+});
+
+describe('rankedIndexes (LLM reranker answers)', () => {
+  it('reads the distinct candidate numbers in order and ignores the rest', () => {
+    expect(rankedIndexes('3, 1, 3, 9, 0', 4)).toEqual([2, 0]);
+    expect(rankedIndexes('[2] is best, then [4]', 4)).toEqual([1, 3]);
+    expect(rankedIndexes('none of them', 4)).toEqual([]);
   });
 });
