@@ -6,7 +6,7 @@ export { AnthropicChatModel, OpenAIChatModel } from './chat-models';
 export { PgUsageSink } from './pg-usage-sink';
 export { costUsd, type PriceOverride } from './pricing';
 
-/** The chat model for the options' provider (called by the composition root and the extractors). */
+/** The chat model for the options' provider (called by the composition root). */
 export function createChatModel(opts: ChatModelOptions): ChatModel {
   return opts.provider === 'anthropic' ? new AnthropicChatModel(opts) : new OpenAIChatModel({ ...opts, provider: opts.provider });
 }

@@ -191,7 +191,7 @@ export class HybridRecallEngine implements RecallEngine {
     return bundle;
   }
 
-  /** Keyword search; with feedback expansion, a second pass adds the top hits' salient words. */
+  /** The scoped Lucene query for keywords. */
   private fulltextQuery(scope: ScopeArgs, terms: string[]): string | null {
     return buildLuceneQuery(
       scope.userId,
@@ -215,7 +215,7 @@ export class HybridRecallEngine implements RecallEngine {
     // The user's speaker names are known from their conversations (and hits), so usually the
     // first search already leaves them out; a name learned only now costs a second search.
     const known = speakers ? this.speakerWords.get(scope.userId) : undefined;
-    const searched = known ? withoutOrAll(terms, known) : terms;
+    let searched = known ? withoutOrAll(terms, known) : terms;
     const query = searched === terms ? firstQuery : this.fulltextQuery(scope, searched);
     if (!query) return [];
     let first = await this.d.episodic.fulltextSearch(query, { ...scope, limit });
@@ -224,6 +224,7 @@ export class HybridRecallEngine implements RecallEngine {
       this.speakerWords.set(scope.userId, seen);
       const kept = withoutOrAll(searched, seen);
       if (kept !== searched) {
+        searched = kept;
         const again = this.fulltextQuery(scope, kept);
         if (again) first = await this.d.episodic.fulltextSearch(again, { ...scope, limit });
       }
@@ -240,7 +241,7 @@ export class HybridRecallEngine implements RecallEngine {
       extra = feedbackTerms(top.map((t) => t.content), new Set(terms)).map((term) => ({ term, weight: FEEDBACK_WEIGHT }));
     }
     if (extra.length === 0) return first;
-    const expanded = buildLuceneQuery(scope.userId, scope.channels, [...terms.map((term) => ({ term })), ...extra]);
+    const expanded = buildLuceneQuery(scope.userId, scope.channels, [...searched.map((term) => ({ term })), ...extra]);
     return expanded ? this.d.episodic.fulltextSearch(expanded, { ...scope, limit }) : first;
   }
 
