@@ -189,6 +189,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         timeAnswerBoost: e.RECALL_TIME_ANSWER_BOOST > 1,
         recency: e.RECALL_RECENCY,
         selfQuery: e.RECALL_SELF_QUERY,
+        selfQueryLlm: e.RECALL_SELF_QUERY_LLM,
         diversityCap: e.RECALL_DIVERSITY_CAP,
         queryExpansion: e.RECALL_QUERY_EXPANSION,
         hyde: e.RECALL_HYDE,

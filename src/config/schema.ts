@@ -83,6 +83,7 @@ export const envSchema = z.object({
   RECALL_TIME_ANSWER_BOOST: z.coerce.number().min(1).max(10).default(2).describe('multiplier for turns that mention a time ("yesterday", "in May") when the query asks when (1 = off)'),
   RECALL_RECENCY: bool.default(true).describe('recall technique: recency boost (weight from RECALL_WEIGHTS recency)'),
   RECALL_SELF_QUERY: z.enum(['off', 'boost', 'filter']).default('boost').describe('time expressions in a query ("last week") boost or filter turns, or are ignored'),
+  RECALL_SELF_QUERY_LLM: bool.default(false).describe('when the rules find no time expression in a question that may name one ("around the holidays"), ask the recall LLM for the period; needs RECALL_LLM_PROVIDER'),
   RECALL_DIVERSITY_CAP: int(0, 1000).default(0).describe('at most this many turns per conversation before others (0 = off)'),
   RECALL_QUERY_EXPANSION: z.enum(['off', 'feedback', 'llm']).default('off').describe('query expansion: off, feedback (offline, from top hits) or llm'),
   RECALL_STATEMENT_QUERY: bool.optional().describe('recall technique: embed a question in statement form ("What did Ann paint?" -> "Ann paint"), nearer the memories that answer it (default: on for use-lite-512, where it helps; off otherwise)'),

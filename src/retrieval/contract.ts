@@ -12,6 +12,8 @@ export const TechniquesSchema = z
     timeAnswerBoost: z.boolean().optional(),
     recency: z.boolean().optional(),
     selfQuery: z.enum(['off', 'boost', 'filter']).optional(),
+    /** When the rules find no time expression, ask the recall LLM for the period a question means. */
+    selfQueryLlm: z.boolean().optional(),
     diversityCap: z.number().int().min(0).max(1000).optional(),
     queryExpansion: z.enum(['off', 'feedback', 'llm']).optional(),
     hyde: z.boolean().optional(),
@@ -140,7 +142,7 @@ export interface MemoryBundle {
   goals: RecalledItem[];
   profile: Record<string, unknown> | null;
   /** The time range applied or boosted, and where it came from. */
-  time?: { since?: string; until?: string; from: 'window' | 'filters' | 'self-query'; mode: 'filter' | 'boost' };
+  time?: { since?: string; until?: string; from: 'window' | 'filters' | 'self-query' | 'self-query (llm)'; mode: 'filter' | 'boost' };
   /** Sources or signals that failed or were unavailable; the rest still answered. */
   degraded: string[];
   /** Milliseconds per stage (RecallMetrics). */

@@ -25,7 +25,7 @@ import type {
 import { capPerGroup, recencyScore, smoothNeighbours, sortByScore, weightedRrf, weightedScoreFusion, type Position } from './fusion';
 import { asksWhen, buildLuceneQuery, keywords, statementForm, withoutWords, words } from './query-text';
 import type { Reranker } from './rerank';
-import { parseTimeHint } from './self-query';
+import { llmTimeHint, mayNameTime, parseTimeHint } from './self-query';
 
 export interface RecallEngineDeps {
   episodic: Pick<EpisodicStore, 'fulltextSearch' | 'similarTurns' | 'getTurnsByIds' | 'speakers'>;
@@ -94,16 +94,25 @@ export class HybridRecallEngine implements RecallEngine {
     if (q.filters?.since) since = laterOf(since, q.filters.since);
     if (q.filters?.until) until = q.filters.until;
     if (q.filters?.since || q.filters?.until) time = { since, until, from: 'filters', mode: 'filter' };
-    const hint = tech.selfQuery !== 'off' ? parseTimeHint(q.query, asOf) : undefined;
+    let hint = tech.selfQuery !== 'off' ? parseTimeHint(q.query, asOf) : undefined;
+    let from: 'self-query' | 'self-query (llm)' = 'self-query';
+    if (!hint && tech.selfQuery !== 'off' && tech.selfQueryLlm && mayNameTime(q.query)) {
+      const generator = this.d.generator;
+      if (!generator) degraded.push('selfQueryLlm: no LLM configured; time expressions by rules only');
+      else {
+        hint = await timed('selfQuery', () => llmTimeHint(generator, q.query, asOf, q.userId), undefined);
+        from = 'self-query (llm)';
+      }
+    }
     if (hint && tech.selfQuery === 'filter') {
       since = laterOf(since, hint.since);
       until = until === undefined || hint.until < until ? hint.until : until;
-      time = { since, until, from: 'self-query', mode: 'filter' };
-    } else if (hint) time = { since: hint.since, until: hint.until, from: 'self-query', mode: 'boost' };
+      time = { since, until, from, mode: 'filter' };
+    } else if (hint) time = { since: hint.since, until: hint.until, from, mode: 'boost' };
 
     const filters: TurnFilters = { source: q.filters?.source, sessionId: q.filters?.sessionId, connectionId: q.filters?.connectionId, contextType: q.filters?.contextType };
     const scope = { userId: q.userId, channels, since, until, filters };
-    const queryText = hint ? q.query.replace(hint.text, ' ') : q.query;
+    const queryText = hint?.text ? q.query.replace(hint.text, ' ') : q.query;
     const terms = keywords(queryText);
     const candidates = Math.max(s.candidates, q.topK * 3);
     const sources = (this.d.sources ?? []).filter((src) => q[INCLUDE[src.kind]] === true);

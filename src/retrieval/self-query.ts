@@ -1,4 +1,6 @@
 import * as chrono from 'chrono-node';
+import { z } from 'zod';
+import type { TextGenerator } from './contract';
 
 /** A time range a query talks about ("last week", "in May 2023"), and the words that said it. */
 export interface TimeHint {
@@ -45,4 +47,47 @@ function yearRange(year: number, text: string): TimeHint {
 
 function endOfDay(d: Date): Date {
   return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()) + DAY - 1);
+}
+
+/**
+ * Words that suggest a question names a period the rules may not resolve ("around the
+ * holidays", "during the spring semester"); only such questions are sent to the LLM.
+ * ("When ...?" asks for a time; it does not restrict one.)
+ */
+const TIME_CUE =
+  /\b(ago|before|after|during|since|until|recent|recently|last|past|earlier|around|year|month|week|weekend|spring|summer|autumn|fall|winter|holiday|holidays|christmas|easter|thanksgiving|birthday|vacation|semester|season)\b/i;
+
+export function mayNameTime(query: string): boolean {
+  return TIME_CUE.test(query);
+}
+
+const Day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
+const LlmPeriod = z.object({ since: Day.optional(), until: Day.optional() });
+
+/**
+ * Self-query with an LLM: the period a question is about, relative to `now`, as a hint
+ * (first day 00:00 to last day 23:59:59.999 UTC; nothing is removed from the keywords).
+ * Undefined when the LLM says the question names no period; an answer that is not such a
+ * JSON object is an error.
+ */
+export async function llmTimeHint(generator: TextGenerator, query: string, now: Date, userId: string): Promise<TimeHint | undefined> {
+  const answer = await generator.generate(
+    `Today is ${now.toISOString().slice(0, 10)}. If the question is about a period of time, reply with the JSON object ` +
+      '{"since": "YYYY-MM-DD", "until": "YYYY-MM-DD"} (its first and last day); otherwise reply {}. Reply with the JSON only.\n' +
+      `Question: ${query}`,
+    { maxTokens: 40, userId },
+  );
+  const json = /\{[^{}]*\}/.exec(answer)?.[0];
+  let parsed: z.infer<typeof LlmPeriod> | undefined;
+  try {
+    parsed = json ? LlmPeriod.parse(JSON.parse(json)) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed) throw new Error(`the LLM answered no period object: "${answer.slice(0, 80)}"`);
+  if (!parsed.since || !parsed.until) return undefined;
+  const since = Date.parse(`${parsed.since}T00:00:00.000Z`);
+  const until = Date.parse(`${parsed.until}T00:00:00.000Z`) + DAY - 1;
+  if (Number.isNaN(since) || Number.isNaN(until) || until < since) throw new Error(`the LLM answered an invalid period: ${json}`);
+  return { since: new Date(since).toISOString(), until: new Date(until).toISOString(), text: '' };
 }

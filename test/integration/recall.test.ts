@@ -499,7 +499,7 @@ describe('LLM techniques through the real SDKs (a local server speaking each pro
     const userId = uid('u');
     await r.memory.storeTurns([
       { userId, conversationId: uid('c'), role: 'user', content: 'We adopted a golden retriever puppy called Biscuit.' },
-      { userId, conversationId: uid('c'), role: 'user', content: 'My family visited the lake last summer.' },
+      { userId, conversationId: uid('c'), role: 'user', content: 'The lake trip with my parents was lovely.' },
     ]);
     await r.backgroundEmbedder.drain();
     return userId;
@@ -508,14 +508,15 @@ describe('LLM techniques through the real SDKs (a local server speaking each pro
   it.each(['openai-compatible', 'anthropic'] as const)('query expansion with %s finds what the question words cannot, and its cost is recorded', async (provider) => {
     await withInstance(settings(provider), async (r) => {
       const userId = await pet(r);
+      // No word of the question is in either turn: keywords alone, and feedback from their hits, find nothing.
       const offline = await r.memory.remember({ userId, query: 'Which pet does the family have?', techniques: { ...KEYWORDS_ONLY, queryExpansion: 'feedback' } });
-      expect(contents(offline)[0]).toContain('lake');
+      expect(contents(offline)).toEqual([]);
       server(provider).reply({ text: 'dog, puppy, retriever, cat, kitten', inputTokens: 60, outputTokens: 12 });
       const before = server(provider).requests.length;
       const b = await r.memory.remember({ userId, query: 'Which pet does the family have?', techniques: { ...KEYWORDS_ONLY, queryExpansion: 'llm' } });
       expect(server(provider).requests.length).toBe(before + 1);
       expect(JSON.stringify(server(provider).requests.at(-1))).toContain('Which pet does the family have?');
-      expect(contents(b)[0]).toContain('golden retriever');
+      expect(contents(b)).toEqual(['We adopted a golden retriever puppy called Biscuit.']);
       expect(b.degraded).toEqual([]);
       const usage = await eventually(
         async () => (await r.pg.primary.query('SELECT purpose, input_tokens, output_tokens, ok FROM llm_usage WHERE user_id = $1', [userId])).rows[0],
@@ -559,6 +560,33 @@ describe('LLM techniques through the real SDKs (a local server speaking each pro
       const kept = await r.memory.remember({ userId, query: 'tomato plants', topK: 3, techniques: KEYWORDS_ONLY });
       expect(contents(kept)).toEqual(contents(fused));
       expect(kept.degraded).toEqual([expect.stringMatching(/^rerank: the recall LLM named no candidate.*; fused order kept$/)]);
+    });
+  });
+
+  it('asks the LLM for the period a question names when the rules find none (self-query)', async () => {
+    await withInstance(settings('openai-compatible'), async (r) => {
+      const userId = uid('u');
+      const conversationId = uid('c');
+      await r.memory.storeTurn({ userId, conversationId, role: 'user', content: 'We talked about the garden fence', timestamp: '2023-05-10T10:00:00Z' });
+      await r.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content: 'We talked about the garden shed', timestamp: '2023-12-27T10:00:00Z' });
+      const query = 'What did we say about the garden around the holidays?';
+      const rules = await r.memory.remember({ userId, query, techniques: { ...KEYWORDS_ONLY, selfQuery: 'filter' } });
+      expect(rules.time).toBeUndefined();
+      openai.reply({ text: '{"since": "2023-12-20", "until": "2024-01-02"}' });
+      const before = openai.requests.length;
+      const b = await r.memory.remember({ userId, query, asOf: '2024-02-01T00:00:00Z', techniques: { ...KEYWORDS_ONLY, selfQuery: 'filter', selfQueryLlm: true } });
+      expect(openai.requests.length).toBe(before + 1);
+      expect(JSON.stringify(openai.requests.at(-1))).toContain('Today is 2024-02-01');
+      expect(b.time).toEqual({ since: '2023-12-20T00:00:00.000Z', until: '2024-01-02T23:59:59.999Z', from: 'self-query (llm)', mode: 'filter' });
+      expect(contents(b)).toEqual(['We talked about the garden shed']);
+      // A question with no time cue is not sent; an answer that is no period object is a degraded signal.
+      await r.memory.remember({ userId, query: 'What did we say about the garden?', techniques: { ...KEYWORDS_ONLY, selfQuery: 'boost', selfQueryLlm: true } });
+      expect(openai.requests.length).toBe(before + 1);
+      openai.reply({ text: 'Sorry, no idea.' });
+      const bad = await r.memory.remember({ userId, query, techniques: { ...KEYWORDS_ONLY, selfQuery: 'boost', selfQueryLlm: true } });
+      expect(bad.time).toBeUndefined();
+      expect(contents(bad).sort()).toEqual(['We talked about the garden fence', 'We talked about the garden shed']);
+      expect(bad.degraded).toEqual([expect.stringMatching(/^selfQuery: the LLM answered no period object/)]);
     });
   });
 
