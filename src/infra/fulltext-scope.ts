@@ -9,6 +9,9 @@ import { createHash } from 'node:crypto';
  * makes a user with few matches pay for thousands of foreign ones.)
  */
 
+/** The labels whose full-text index requires `scope_key` (cypher/003, 006). */
+export const SCOPED_LABELS = ['Turn', 'Fact', 'Entity', 'Strategy'] as const;
+
 /**
  * The token a node's (user, channel) is indexed under. Letters and digits only, starting
  * with "k" and ending with a digit, so the English analyzer keeps it as one unstemmed token.

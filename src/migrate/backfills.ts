@@ -1,4 +1,4 @@
-import { scopeKey } from '../infra/fulltext-scope';
+import { SCOPED_LABELS, scopeKey } from '../infra/fulltext-scope';
 import type { CypherRunner } from '../infra/neo4j';
 
 /**
@@ -9,7 +9,6 @@ import type { CypherRunner } from '../infra/neo4j';
 export type Backfill = (runner: CypherRunner) => Promise<void>;
 
 const TAG = (op: string) => ({ subsystem: 'migrate', op });
-const SCOPED_LABELS = ['Fact', 'Entity', 'Strategy'] as const;
 const PAIRS_PER_WRITE = 200;
 
 // label -> {userId, channel}: the (user, channel) pairs that still have nodes without a scope_key
@@ -20,7 +19,7 @@ const SET_SCOPE = (label: string) => `UNWIND $rows AS row
 MATCH (n:${label}) WHERE n.user_id = row.userId AND n.channel = row.channel AND n.scope_key IS NULL
 SET n.scope_key = row.key`;
 
-/** 006: the scope_key the scoped full-text indexes require, on facts, entities and strategies written before it. */
+/** 006: the scope_key the scoped full-text indexes require, on facts, entities and strategies written before it (turns have had one since 003). */
 async function scopeKeys(runner: CypherRunner): Promise<void> {
   for (const label of SCOPED_LABELS) {
     const pairs = await runner.read<{ userId: string; channel: string }>(UNSCOPED(label), {}, TAG('backfill_scope_keys'));

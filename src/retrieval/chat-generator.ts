@@ -6,7 +6,7 @@ import type { TextGenerator } from './contract';
 const SYSTEM = 'You help a memory search engine find the right messages. Answer briefly, with no preamble.';
 
 /**
- * The recall LLM (HyDE, query expansion) over a chat model. Each call's tokens and cost
+ * The recall LLM (HyDE, query expansion, self-query, reranking) over a chat model. Each call's tokens and cost
  * are recorded (purpose `recall`) after the answer is returned, off the request path.
  */
 export class ChatTextGenerator implements TextGenerator {

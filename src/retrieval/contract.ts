@@ -157,7 +157,7 @@ export interface Reinforcer {
   close(): Promise<void>;
 }
 
-/** Generates text for the LLM techniques (query expansion, HyDE, rerank); optional. */
+/** Generates text for the LLM techniques (HyDE, query expansion, self-query, rerank); optional. */
 export interface TextGenerator {
   /** `userId`: whose request it serves, for the usage record. */
   generate(prompt: string, opts?: { maxTokens?: number; userId?: string }): Promise<string>;

@@ -2,6 +2,7 @@ import type { CypherRunner } from '../infra/neo4j';
 import type { Queryable } from '../infra/postgres';
 import type { RedisClient } from '../infra/redis';
 import { ValidationError } from '../errors';
+import { SCOPED_LABELS, scopeKey } from '../infra/fulltext-scope';
 import type { WorkingMemoryStore } from '../working';
 
 const TAG = (op: string) => ({ subsystem: 'tenancy', op });
@@ -361,6 +362,13 @@ function splitTyped(props: TypedProp[]): { props: Record<string, unknown>; types
   return { props: out, types };
 }
 
+/** A node from an export older than its label's scope_key (migration 006) gets one, or full-text would never find it. */
+function withScopeKey(n: Extract<ExportLine, { kind: 'node' }>): Record<string, unknown> {
+  const { user_id: userId, channel, scope_key: key } = n.props;
+  const scoped = n.labels.some((l) => (SCOPED_LABELS as readonly string[]).includes(l));
+  return scoped && key === undefined && typeof userId === 'string' && typeof channel === 'string' ? { ...n.props, scope_key: scopeKey(userId, channel) } : n.props;
+}
+
 function toPlainTyped(props: Record<string, unknown>, types: Record<string, string>): { plain: Record<string, unknown>; typed: TypedProp[] } {
   const plain: Record<string, unknown> = {};
   const typed: TypedProp[] = [];
@@ -372,7 +380,7 @@ function toPlainTyped(props: Record<string, unknown>, types: Record<string, stri
 }
 
 function toImportRow(n: Extract<ExportLine, { kind: 'node' }>) {
-  const { embedding, ...rest } = n.props;
+  const { embedding, ...rest } = withScopeKey(n);
   const { plain, typed } = toPlainTyped(rest, n.types);
   return { ref: n.ref, id: typeof n.props.id === 'string' ? n.props.id : null, labels: n.labels, plain, typed, embedding: Array.isArray(embedding) ? embedding : null };
 }

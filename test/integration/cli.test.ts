@@ -141,6 +141,20 @@ describe('forget-user, export and import through the CLI', () => {
     expect(normalize(await exportOf(userId))).toEqual(normalize(before));
   }, 180_000);
 
+  it('gives facts from an export older than their scope key (migration 006) one, so full-text finds them after import', async () => {
+    const userId = uid('u');
+    const { fact } = await m.memory.storeFact({ userId, claim: 'The user keeps bees on the roof' });
+    const old = (await exportOf(userId)).map((l) => {
+      if (l.kind !== 'node' || !l.labels.includes('Fact')) return l;
+      const { scope_key: _dropped, ...props } = l.props;
+      return { ...l, props };
+    });
+    await users.erase(userId);
+    await users.import(old);
+    const found = await m.semanticStore.fullTextSearchFacts('bees roof', { userId, channels: ['_global'], limit: 5 });
+    expect(found.map((r) => r.fact.id)).toEqual([fact.id]);
+  });
+
   it('refuses an import whose lines belong to another user, writing nothing', async () => {
     const userId = uid('u');
     await m.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content: 'hello' });
