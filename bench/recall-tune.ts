@@ -12,7 +12,7 @@ import { Neo4jEpisodicStore } from '../src/episodic';
 import { HybridRecallEngine, RecallQuerySchema, recallSettingsFrom, type RecallSettings, type Techniques } from '../src/retrieval';
 import { CachingEmbedder } from './recall-embedding-cache';
 import { defaultLocomoPath, loadLocomo, loadLongMemEval, turnKey } from './recall-datasets';
-import { average, percentiles, publishedSessionRecall, scoreQuestion, type QuestionScores } from './recall-metrics';
+import { average, percentiles, publishedSessionRecall, rankSessions, scoreQuestion, type QuestionScores } from './recall-metrics';
 
 interface Variant {
   name: string;
@@ -47,6 +47,7 @@ async function main(): Promise<void> {
       const published: Array<{ cat: string; r: number }> = [];
       const ms: number[] = [];
       const timing = new Map<string, number>();
+      const lost = new Map<string, number>();
       const every = Number(o.sample);
       const questions = every > 1 ? ds.questions.filter((q) => q.scored).filter((_, i) => i % every === 0) : ds.questions;
       for (const q of questions) {
@@ -63,7 +64,17 @@ async function main(): Promise<void> {
           for (const g of missed) console.log(`  gold ${g} at ${ranked.indexOf(g) + 1 || '-'}: ${text.get(g)?.slice(0, 160)}`);
           for (const r of ranked.slice(0, 3)) console.log(`  top  ${r}: ${text.get(r)?.slice(0, 160)}`);
         }
-        if (q.publishedGoldSessions) published.push({ cat: q.category, r: publishedSessionRecall(ranked, q.publishedGoldSessions) });
+        if (q.publishedGoldSessions) {
+          published.push({ cat: q.category, r: publishedSessionRecall(ranked, q.publishedGoldSessions) });
+          // Where each gold session the top 10 missed ranked, weighted as the metric weighs it.
+          const sessions = rankSessions(ranked);
+          for (const g of q.publishedGoldSessions) {
+            const at = sessions.indexOf(g) + 1;
+            if (at >= 1 && at <= 10) continue;
+            const key = `${q.category}:${at === 0 ? 'none' : at <= 15 ? '11-15' : at <= 20 ? '16-20' : '21+'}`;
+            lost.set(key, (lost.get(key) ?? 0) + 1 / q.publishedGoldSessions.length);
+          }
+        }
       }
       const all = average(scores.map((x) => x.s));
       const cats = [...new Set(scores.map((x) => x.cat))].sort().map((c) => `${c}:${average(scores.filter((x) => x.cat === c).map((x) => x.s)).turn_recall_at_10?.toFixed(3)}`);
@@ -74,6 +85,7 @@ async function main(): Promise<void> {
         `${v.name.padEnd(24)} r@10 ${all.turn_recall_at_10?.toFixed(4)} r@5 ${all.turn_recall_at_5?.toFixed(4)} ndcg ${all.ndcg_at_10?.toFixed(4)} sess ${all.session_recall_at_10?.toFixed(4)} pub ${pub.toFixed(4)} [${pubCats.join(' ')}] [${cats.join(' ')}] ms ${JSON.stringify(percentiles(ms))} ` +
           [...timing].map(([k, t]) => `${k}=${(t / questions.length).toFixed(1)}`).join(' '),
       );
+      if (lost.size > 0) console.log(`  published-protocol question-weights lost, by category:session rank ("none": no turn in the depth): ${[...lost].sort().map(([k, n]) => `${k}=${n.toFixed(1)}`).join(' ')}`);
     }
   } finally {
     await m.close();
