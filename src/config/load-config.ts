@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { DEFAULT_LOCAL_MODEL, localModel } from '../embedding/local-models';
 import type { RecallSettings } from '../retrieval/contract';
 import { ConfigError } from '../errors';
-import type { ChatModelOptions } from '../llm';
+import type { ChatModelOptions, LlmProvider } from '../llm';
 import { envSchema, type Env } from './schema';
 
 export interface EmbeddingConfig {
@@ -18,6 +18,20 @@ export interface EmbeddingConfig {
   modelDir: string;
   /** The Maven repository local ONNX models are fetched from. */
   mavenUrl: string;
+}
+
+/** The model an LLM setting uses when its *_MODEL is unset (extraction and the recall LLM alike). */
+const DEFAULT_LLM_MODEL: Record<LlmProvider, string> = { openai: 'gpt-4o-mini', 'openai-compatible': 'gpt-4o-mini', anthropic: 'claude-3-5-haiku-latest' };
+
+function llmApiKey(e: Env, provider: string): string | undefined {
+  return provider === 'anthropic' ? e.ANTHROPIC_API_KEY : e.OPENAI_API_KEY;
+}
+
+/** An openai-compatible LLM has no default endpoint: `<prefix>_BASE_URL` must name it. */
+function requireLlmBaseUrl(prefix: 'EXTRACTION' | 'RECALL_LLM', provider: string, baseUrl: string | undefined): void {
+  if (provider === 'openai-compatible' && !baseUrl) {
+    throw new ConfigError(`${prefix}_BASE_URL`, `is required when ${prefix}_PROVIDER=openai-compatible`, 'set it to the server base URL, e.g. http://127.0.0.1:8000/v1');
+  }
 }
 
 /** The resolved configuration: environment, then defaults, then derived values. */
@@ -112,12 +126,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError('EMBEDDING_DIMENSIONS', `the local model ${defaults.model} produces ${defaults.dimensions}-d vectors`, `unset EMBEDDING_DIMENSIONS or set it to ${defaults.dimensions}`);
   }
 
-  if (e.RECALL_LLM_PROVIDER === 'openai-compatible' && !e.RECALL_LLM_BASE_URL) {
-    throw new ConfigError('RECALL_LLM_BASE_URL', 'is required when RECALL_LLM_PROVIDER=openai-compatible', 'set it to the server base URL, e.g. http://127.0.0.1:8000/v1');
-  }
-  if (e.EXTRACTION_PROVIDER === 'openai-compatible' && !e.EXTRACTION_BASE_URL) {
-    throw new ConfigError('EXTRACTION_BASE_URL', 'is required when EXTRACTION_PROVIDER=openai-compatible', 'set it to the server base URL, e.g. http://127.0.0.1:8000/v1');
-  }
+  requireLlmBaseUrl('RECALL_LLM', e.RECALL_LLM_PROVIDER, e.RECALL_LLM_BASE_URL);
+  requireLlmBaseUrl('EXTRACTION', e.EXTRACTION_PROVIDER, e.EXTRACTION_BASE_URL);
   if (e.EXTRACTION_PROVIDER === 'openai' && !e.OPENAI_API_KEY) {
     throw new ConfigError('OPENAI_API_KEY', 'is required when EXTRACTION_PROVIDER=openai', 'set OPENAI_API_KEY or use EXTRACTION_PROVIDER=rules');
   }
@@ -166,9 +176,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         ? undefined
         : {
             provider: e.RECALL_LLM_PROVIDER,
-            model: e.RECALL_LLM_MODEL ?? (e.RECALL_LLM_PROVIDER === 'anthropic' ? 'claude-3-5-haiku-latest' : 'gpt-4o-mini'),
+            model: e.RECALL_LLM_MODEL ?? DEFAULT_LLM_MODEL[e.RECALL_LLM_PROVIDER],
             baseUrl: e.RECALL_LLM_BASE_URL,
-            apiKey: e.RECALL_LLM_PROVIDER === 'anthropic' ? e.ANTHROPIC_API_KEY : e.OPENAI_API_KEY,
+            apiKey: llmApiKey(e, e.RECALL_LLM_PROVIDER),
             timeoutMs: e.RECALL_LLM_TIMEOUT_MS,
             // On the read path: one try within the timeout, then the offline path.
             maxRetries: 0,
@@ -227,9 +237,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     api: { host: e.API_HOST, rateLimitPerMinute: e.API_RATE_LIMIT_PER_MINUTE, authFailuresPerMinute: e.API_AUTH_FAILURES_PER_MINUTE, bodyLimit: e.API_BODY_LIMIT.toLowerCase() + 'b', keyCacheSeconds: e.API_KEY_CACHE_SECONDS },
     extraction: {
       provider: e.EXTRACTION_PROVIDER,
-      model: e.EXTRACTION_MODEL ?? (e.EXTRACTION_PROVIDER === 'anthropic' ? 'claude-3-5-haiku-latest' : e.EXTRACTION_PROVIDER === 'rules' ? 'rules-v1' : 'gpt-4o-mini'),
+      model: e.EXTRACTION_MODEL ?? (e.EXTRACTION_PROVIDER === 'rules' ? 'rules-v1' : DEFAULT_LLM_MODEL[e.EXTRACTION_PROVIDER]),
       baseUrl: e.EXTRACTION_BASE_URL,
-      apiKey: e.EXTRACTION_PROVIDER === 'anthropic' ? e.ANTHROPIC_API_KEY : e.OPENAI_API_KEY,
+      apiKey: llmApiKey(e, e.EXTRACTION_PROVIDER),
       timeoutMs: e.EXTRACTION_TIMEOUT_MS,
       maxOutputTokens: e.EXTRACTION_MAX_OUTPUT_TOKENS,
       windowTurns: e.EXTRACTION_WINDOW_TURNS,

@@ -1,18 +1,13 @@
 import { MnemographError, errorMessage } from '../errors';
 import type { Logger } from '../infra/logger';
-import { AnthropicChatModel, OpenAIChatModel, type ChatCompletion, type ChatModel, type LlmProvider } from '../llm';
+import { AnthropicChatModel, OpenAIChatModel, usageOf, type ChatCompletion, type ChatModel, type ChatModelOptions, type LlmProvider, type PriceOverride } from '../llm';
 import { ExtractionRejectedError, type ExtractionResult, type ExtractionWindow, type Extractor, type UsageSink } from './contract';
 import { parseLlmExtraction } from './llm-output';
-import { costUsd, type PriceOverride } from '../llm';
 import { EXTRACTION_SYSTEM_PROMPT, renderWindow } from './prompt';
 
-export interface LlmExtractorOptions {
-  model: string;
-  apiKey?: string;
-  baseUrl?: string;
-  timeoutMs: number;
+/** The chat model's connection settings plus what extraction adds. */
+export interface LlmExtractorOptions extends Omit<ChatModelOptions, 'provider'> {
   maxOutputTokens: number;
-  maxRetries?: number;
   price?: PriceOverride;
   usage?: UsageSink;
   log: Logger;
@@ -38,17 +33,17 @@ export class LlmExtractor implements Extractor {
   }
 
   async extract(window: ExtractionWindow): Promise<ExtractionResult> {
-    if (window.turns.length === 0) return { entities: [], facts: [], relationships: [], repairs: [], usage: this.usageOf(0, 0, 0) };
+    if (window.turns.length === 0) return { entities: [], facts: [], relationships: [], repairs: [], usage: this.priced(0, 0, 0) };
     const t0 = performance.now();
     let completion: ChatCompletion;
     try {
       completion = await this.chat.complete({ system: EXTRACTION_SYSTEM_PROMPT, user: renderWindow(window), maxTokens: this.opts.maxOutputTokens, json: true });
     } catch (err) {
       const e = new MnemographError('EXTRACTION_FAILED', 'upstream', `${this.provider} extraction (${this.model}) failed: ${errorMessage(err)}; the input stays queued`, {}, { cause: err });
-      await this.record(window, this.usageOf(0, 0, performance.now() - t0), false, e.message);
+      await this.record(window, this.priced(0, 0, performance.now() - t0), false, e.message);
       throw e;
     }
-    const usage = this.usageOf(completion.inputTokens, completion.outputTokens, performance.now() - t0);
+    const usage = this.priced(completion.inputTokens, completion.outputTokens, performance.now() - t0);
     try {
       const parsed = parseLlmExtraction(completion.text, window.turns);
       if (parsed.repairs.length > 0) this.opts.log.info({ subsystem: 'extraction', provider: this.provider, repairs: parsed.repairs }, 'repaired extraction output');
@@ -62,8 +57,8 @@ export class LlmExtractor implements Extractor {
     }
   }
 
-  private usageOf(inputTokens: number, outputTokens: number, latencyMs: number) {
-    return { provider: this.provider, model: this.model, inputTokens, outputTokens, costUsd: costUsd(this.model, inputTokens, outputTokens, this.opts.price), latencyMs };
+  private priced(inputTokens: number, outputTokens: number, latencyMs: number) {
+    return usageOf(this.chat, inputTokens, outputTokens, latencyMs, this.opts.price);
   }
 
   private async record(window: ExtractionWindow, usage: ExtractionResult['usage'], ok: boolean, error?: string): Promise<void> {

@@ -4,7 +4,7 @@ import type { ChatModel, ChatModelOptions } from './contract';
 export * from './contract';
 export { AnthropicChatModel, OpenAIChatModel } from './chat-models';
 export { PgUsageSink } from './pg-usage-sink';
-export { costUsd, type PriceOverride } from './pricing';
+export { costUsd, usageOf, type PriceOverride } from './pricing';
 
 /** The chat model for the options' provider (called by the composition root). */
 export function createChatModel(opts: ChatModelOptions): ChatModel {

@@ -1,3 +1,5 @@
+import type { ChatModel, LlmUsage } from './contract';
+
 /**
  * USD per million tokens (input, output) for the models we know, so every LLM call is
  * costed. Unknown models (a local server) cost 0 unless EXTRACTION_PRICE_* overrides are set.
@@ -23,4 +25,9 @@ export function costUsd(model: string, inputTokens: number, outputTokens: number
   const input = override.inputPerMTok ?? known?.input ?? 0;
   const output = override.outputPerMTok ?? known?.output ?? 0;
   return (inputTokens * input + outputTokens * output) / 1_000_000;
+}
+
+/** The usage record of one call to `chat` (tokens as the API reported them, priced). */
+export function usageOf(chat: Pick<ChatModel, 'provider' | 'model'>, inputTokens: number, outputTokens: number, latencyMs: number, price?: PriceOverride): LlmUsage {
+  return { provider: chat.provider, model: chat.model, inputTokens, outputTokens, costUsd: costUsd(chat.model, inputTokens, outputTokens, price), latencyMs };
 }

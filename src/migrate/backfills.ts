@@ -21,7 +21,7 @@ SET n.scope_key = row.key`;
 
 /** 006: the scope_key the scoped full-text indexes require, on facts, entities and strategies written before it (turns have had one since 003). */
 async function scopeKeys(runner: CypherRunner): Promise<void> {
-  for (const label of SCOPED_LABELS) {
+  for (const label of SCOPED_LABELS.filter((l) => l !== 'Turn')) {
     const pairs = await runner.read<{ userId: string; channel: string }>(UNSCOPED(label), {}, TAG('backfill_scope_keys'));
     for (let i = 0; i < pairs.length; i += PAIRS_PER_WRITE) {
       const rows = pairs.slice(i, i + PAIRS_PER_WRITE).map((p) => ({ ...p, key: scopeKey(p.userId, p.channel) }));

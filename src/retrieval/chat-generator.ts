@@ -1,6 +1,6 @@
 import { errorMessage } from '../errors';
 import type { Logger } from '../infra/logger';
-import { costUsd, type ChatModel, type UsageSink } from '../llm';
+import { usageOf, type ChatModel, type UsageSink } from '../llm';
 import type { TextGenerator } from './contract';
 
 const SYSTEM = 'You help a memory search engine find the right messages. Answer briefly, with no preamble.';
@@ -30,9 +30,7 @@ export class ChatTextGenerator implements TextGenerator {
 
   private record(userId: string | undefined, inputTokens: number, outputTokens: number, t0: number, error?: string): void {
     if (!this.usage || !userId) return;
-    const { provider, model } = this.chat;
-    const entry = { provider, model, inputTokens, outputTokens, costUsd: costUsd(model, inputTokens, outputTokens), latencyMs: performance.now() - t0 };
-    this.usage.record({ ...entry, userId, purpose: 'recall', ok: error === undefined, error }).catch((err: unknown) => {
+    this.usage.record({ ...usageOf(this.chat, inputTokens, outputTokens, performance.now() - t0), userId, purpose: 'recall', ok: error === undefined, error }).catch((err: unknown) => {
       this.log.warn({ subsystem: 'retrieval', err: errorMessage(err) }, 'could not record LLM usage');
     });
   }
