@@ -56,13 +56,14 @@ export function weightedScoreFusion(lists: ScoredList[]): Array<{ id: string } &
   for (const list of lists) {
     if (list.weight <= 0 || list.items.length === 0) continue;
     const max = Math.max(...list.items.map((i) => i.score));
-    const min = list.items.length > 1 ? Math.min(...list.items.map((i) => i.score)) : 0;
-    const span = max - min || 1;
+    const min = Math.min(...list.items.map((i) => i.score));
+    const span = max - min;
     list.items.forEach((item, i) => {
       const entry = fused.get(item.id) ?? { score: 0, ranks: {} };
       if (entry.ranks[list.signal] !== undefined) return;
       entry.ranks[list.signal] = i + 1;
-      entry.score += list.weight * ((item.score - min) / span);
+      // A list whose hits all score alike (one hit, or a tie) has only best hits.
+      entry.score += list.weight * (span > 0 ? (item.score - min) / span : 1);
       fused.set(item.id, entry);
     });
   }

@@ -25,7 +25,7 @@ import type {
 import { capPerGroup, recencyScore, smoothNeighbours, sortByScore, weightedRrf, weightedScoreFusion, type Position } from './fusion';
 import { asksWhen, buildLuceneQuery, keywords, statementForm, withoutWords, words } from './query-text';
 import type { Reranker } from './rerank';
-import { llmTimeHint, mayNameTime, parseTimeHint } from './self-query';
+import { llmTimeHint, mayNameTime, parseTimeHint, type TimeHint } from './self-query';
 
 export interface RecallEngineDeps {
   episodic: Pick<EpisodicStore, 'fulltextSearch' | 'similarTurns' | 'getTurnsByIds' | 'speakers'>;
@@ -94,16 +94,17 @@ export class HybridRecallEngine implements RecallEngine {
     if (q.filters?.since) since = laterOf(since, q.filters.since);
     if (q.filters?.until) until = q.filters.until;
     if (q.filters?.since || q.filters?.until) time = { since, until, from: 'filters', mode: 'filter' };
-    let hint = tech.selfQuery !== 'off' ? parseTimeHint(q.query, asOf) : undefined;
-    let from: 'self-query' | 'self-query (llm)' = 'self-query';
-    if (!hint && tech.selfQuery !== 'off' && tech.selfQueryLlm && mayNameTime(q.query)) {
+    const rulesHint = tech.selfQuery !== 'off' ? parseTimeHint(q.query, asOf) : undefined;
+    let llmHint: Promise<TimeHint | undefined> | undefined;
+    if (!rulesHint && tech.selfQuery !== 'off' && tech.selfQueryLlm && mayNameTime(q.query)) {
       const generator = this.d.generator;
       if (!generator) degraded.push('selfQueryLlm: no LLM configured; time expressions by rules only');
-      else {
-        hint = await timed('selfQuery', () => llmTimeHint(generator, q.query, asOf, q.userId), undefined);
-        from = 'self-query (llm)';
-      }
+      else llmHint = timed('selfQuery', () => llmTimeHint(generator, q.query, asOf, q.userId), undefined);
     }
+    const from = rulesHint ? 'self-query' : 'self-query (llm)';
+    // A filter narrows every search, so the LLM's period is needed before them; a boost only
+    // at fusion, so then the LLM answers while Neo4j searches.
+    let hint = rulesHint ?? (tech.selfQuery === 'filter' ? await llmHint : undefined);
     if (hint && tech.selfQuery === 'filter') {
       since = laterOf(since, hint.since);
       until = until === undefined || hint.until < until ? hint.until : until;
@@ -112,7 +113,7 @@ export class HybridRecallEngine implements RecallEngine {
 
     const filters: TurnFilters = { source: q.filters?.source, sessionId: q.filters?.sessionId, connectionId: q.filters?.connectionId, contextType: q.filters?.contextType };
     const scope = { userId: q.userId, channels, since, until, filters };
-    const queryText = hint?.text ? q.query.replace(hint.text, ' ') : q.query;
+    const queryText = rulesHint ? q.query.replace(rulesHint.text, ' ') : q.query;
     const terms = keywords(queryText);
     const candidates = Math.max(s.candidates, q.topK * 3);
     const sources = (this.d.sources ?? []).filter((src) => q[INCLUDE[src.kind]] === true);
@@ -173,6 +174,10 @@ export class HybridRecallEngine implements RecallEngine {
     const profile = q.includeProfile && this.d.profile ? timed('profile', () => this.d.profile!.getProfile(q.userId), null) : Promise.resolve(null);
 
     const [ftHits, vecHits, itemLists, userProfile] = await Promise.all([fulltext, vector, Promise.all(items), profile]);
+    if (!hint && llmHint) {
+      hint = await llmHint;
+      if (hint) time = { since: hint.since, until: hint.until, from, mode: 'boost' };
+    }
     const tFuse = performance.now();
     const turns = q.includeEpisodic ? await this.fuseTurns(q, tech, ftHits, vecHits, scope, hint, asOf, degraded) : [];
     timings.fuse = round(performance.now() - tFuse);

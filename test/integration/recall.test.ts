@@ -21,17 +21,17 @@ const PLAIN: Techniques = { neighbours: false, speakerBoost: false, timeAnswerBo
 const KEYWORDS_ONLY: Techniques = { ...PLAIN, vector: false };
 const contents = (b: MemoryBundle) => b.turns.map((t) => t.turn.content);
 /** The shared embedder for a second instance, which must not close it; `embedded` records the texts. */
-const borrowed = (embedded: string[] = []): Embedder => ({
+const borrowed = (embedded: string[] = [], onEmbed?: () => void): Embedder => ({
   provider: m.embedder.provider,
   model: m.embedder.model,
   dimensions: m.embedder.dimensions,
-  embed: (texts, opts) => (embedded.push(...texts), m.embedder.embed(texts, opts)),
+  embed: (texts, opts) => (embedded.push(...texts), onEmbed?.(), m.embedder.embed(texts, opts)),
   close: () => Promise.resolve(),
 });
 
 /** Runs `fn` on a second instance with `env` settings, sharing the embedder; closes it after. */
-async function withInstance(env: Record<string, string>, fn: (r: Mnemograph) => Promise<void>, embedded?: string[]): Promise<void> {
-  const r = await createMnemograph(testConfig({ LOG_LEVEL: 'silent', ...env }), { embedder: borrowed(embedded), backgroundEmbedding: false });
+async function withInstance(env: Record<string, string>, fn: (r: Mnemograph) => Promise<void>, embedder: Embedder = borrowed()): Promise<void> {
+  const r = await createMnemograph(testConfig({ LOG_LEVEL: 'silent', ...env }), { embedder, backgroundEmbedding: false });
   try {
     await fn(r);
   } finally {
@@ -187,7 +187,7 @@ describe('remember', () => {
       await r.memory.remember({ userId, query: 'What did Ann paint last weekend?' });
       // The default follows the model: e5-small embeds questions better as asked.
       expect(embedded).toEqual(['Ann paint last weekend', 'What did Ann paint last weekend?', 'What did Ann paint last weekend?']);
-    }, embedded);
+    }, borrowed(embedded));
   });
 
   it('prefers the turns of a speaker the query names, not the turns that greet them', async () => {
@@ -228,7 +228,7 @@ describe('remember', () => {
       embedded.length = 0;
       await r.memory.remember({ userId, query: "What is Melanie's favourite sport?" });
       expect(embedded.splice(0)).toEqual(['What is favourite sport?', "What is Melanie's favourite sport?"]);
-    }, embedded);
+    }, borrowed(embedded));
   });
 
   it('answers a first-person question from the user\'s own turns before the assistant\'s', async () => {
@@ -536,7 +536,7 @@ describe('LLM techniques through the real SDKs (a local server speaking each pro
       expect(embedded).toEqual(['Which pet does the family have?\nThey have a dog, a golden retriever.']);
       expect(contents(b)[0]).toContain('golden retriever');
       expect(b.degraded).toEqual([]);
-    }, embedded);
+    }, borrowed(embedded));
   });
 
   it('reranks with the LLM when no cross-encoder is configured; an answer naming no candidate keeps the fused order', async () => {
@@ -590,6 +590,27 @@ describe('LLM techniques through the real SDKs (a local server speaking each pro
     });
   });
 
+  it('in boost mode, recall does not wait for the LLM\'s period before it searches', async () => {
+    // The LLM answers only once recall has embedded the query: waiting for the period before
+    // the searches would stall until the LLM call times out.
+    let armed = false;
+    let started!: () => void;
+    const embedding = new Promise<void>((resolve) => (started = resolve));
+    await withInstance(settings('openai-compatible'), async (r) => {
+      const userId = uid('u');
+      await r.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content: 'We talked about the garden shed', timestamp: '2023-12-27T10:00:00Z' });
+      await r.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content: 'We talked about the garden fence', timestamp: '2023-05-10T10:00:00Z' });
+      openai.reply({ text: '{"since": "2023-12-20", "until": "2024-01-02"}', after: embedding });
+      const query = 'What did we say about the garden around the holidays?';
+      armed = true;
+      const b = await r.memory.remember({ userId, query, asOf: '2024-02-01T00:00:00Z', techniques: { ...PLAIN, selfQuery: 'boost', selfQueryLlm: true } });
+      expect(b.degraded).toEqual([]);
+      expect(b.time).toEqual({ since: '2023-12-20T00:00:00.000Z', until: '2024-01-02T23:59:59.999Z', from: 'self-query (llm)', mode: 'boost' });
+      expect(contents(b)[0]).toBe('We talked about the garden shed');
+      expect(b.turns[0]!.signals.time).toEqual({ note: '2023-12-20..2024-01-02' });
+    }, borrowed([], () => armed && started()));
+  });
+
   it('answers from the offline path when the LLM fails, and says so', async () => {
     const embedded: string[] = [];
     await withInstance(settings('openai-compatible'), async (r) => {
@@ -600,6 +621,6 @@ describe('LLM techniques through the real SDKs (a local server speaking each pro
       expect(b.turns.length).toBeGreaterThan(0);
       expect(embedded).toEqual(['Which pet does the family have?']);
       expect(b.degraded).toEqual([expect.stringMatching(/^hyde: .*500.*; embedding the question itself$/), expect.stringMatching(/^expansion: .*500/)]);
-    }, embedded);
+    }, borrowed(embedded));
   });
 });

@@ -5,9 +5,10 @@ import express from 'express';
  * Local HTTP servers speaking the OpenAI chat-completions and Anthropic messages wire
  * formats, so the real `openai` and `@anthropic-ai/sdk` clients run end to end in tests.
  * Each answer comes from the `replies` script (in order; the last one repeats): a text the
- * "model" answers, or an HTTP error. Requests are recorded for assertions.
+ * "model" answers (sent once `after`, if given, settles), or an HTTP error. Requests are
+ * recorded for assertions.
  */
-export type LlmReply = { text: string; inputTokens?: number; outputTokens?: number } | { status: number; message: string };
+export type LlmReply = { text: string; inputTokens?: number; outputTokens?: number; after?: Promise<unknown> } | { status: number; message: string };
 
 export interface LlmServer {
   baseUrl: string;
@@ -17,13 +18,17 @@ export interface LlmServer {
   close(): Promise<void>;
 }
 
-async function serve(setup: (app: express.Express, next: () => LlmReply, requests: Array<Record<string, unknown>>) => void, basePath: string): Promise<LlmServer> {
+async function serve(setup: (app: express.Express, next: () => Promise<LlmReply>, requests: Array<Record<string, unknown>>) => void, basePath: string): Promise<LlmServer> {
   const app = express();
   app.use(express.json({ limit: '10mb' }));
   const requests: Array<Record<string, unknown>> = [];
   let script: LlmReply[] = [{ text: '{"entities":[],"facts":[],"relationships":[]}' }];
   let i = 0;
-  const next = (): LlmReply => script[Math.min(i++, script.length - 1)]!;
+  const next = async (): Promise<LlmReply> => {
+    const r = script[Math.min(i++, script.length - 1)]!;
+    if ('after' in r && r.after) await r.after;
+    return r;
+  };
   setup(app, next, requests);
   const server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
@@ -43,10 +48,10 @@ const approxTokens = (s: string) => Math.max(1, Math.ceil(s.length / 4));
 
 export function startOpenAIChatServer(): Promise<LlmServer> {
   return serve((app, next, requests) => {
-    app.post('/v1/chat/completions', (req, res) => {
+    app.post('/v1/chat/completions', async (req, res) => {
       const body = req.body as { model: string; messages: Array<{ content: string }> };
       requests.push(body);
-      const r = next();
+      const r = await next();
       if ('status' in r) {
         res.status(r.status).json({ error: { message: r.message, type: 'server_error', code: null } });
         return;
@@ -69,10 +74,10 @@ export function startOpenAIChatServer(): Promise<LlmServer> {
 
 export function startAnthropicServer(): Promise<LlmServer> {
   return serve((app, next, requests) => {
-    app.post('/v1/messages', (req, res) => {
+    app.post('/v1/messages', async (req, res) => {
       const body = req.body as { model: string; system?: string; messages: Array<{ content: string }> };
       requests.push(body);
-      const r = next();
+      const r = await next();
       if ('status' in r) {
         res.status(r.status).json({ type: 'error', error: { type: 'api_error', message: r.message } });
         return;

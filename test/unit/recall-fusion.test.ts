@@ -54,8 +54,13 @@ describe('weightedScoreFusion', () => {
     expect(fused[2]!.ranks).toEqual({ fulltext: 2, vector: 2 });
   });
 
-  it('gives a single hit the full weight', () => {
+  it('gives a single hit, and hits that all tie, the full weight', () => {
     expect(weightedScoreFusion([{ signal: 'fulltext', weight: 1, items: [{ id: 'a', score: 4 }] }])[0]!.score).toBe(1);
+    const tied = weightedScoreFusion([
+      { signal: 'fulltext', weight: 1, items: [{ id: 'a', score: 2 }, { id: 'b', score: 2 }] },
+      { signal: 'vector', weight: 1, items: [{ id: 'a', score: 0.9 }, { id: 'b', score: 0.8 }] },
+    ]);
+    expect(tied.map((f) => [f.id, f.score])).toEqual([['a', 2], ['b', 1]]);
   });
 });
 
