@@ -18,7 +18,7 @@ export function turnId(conversationId: string, index: number): string {
 }
 
 /** Distinct speakers kept per conversation (a group chat rarely has more; the list is bounded). */
-const MAX_SPEAKERS = 50;
+export const MAX_SPEAKERS = 50;
 
 // Projection of a Turn node into the row every read returns (no embedding).
 const TURN = `{ id: t.id, userId: t.user_id, channel: t.channel, conversationId: t.conversation_id, index: t.index, role: t.role,

@@ -1,4 +1,5 @@
 import { SCOPED_LABELS, scopeKey } from '../infra/fulltext-scope';
+import { MAX_SPEAKERS } from '../episodic/neo4j-episodic-store';
 import type { CypherRunner } from '../infra/neo4j';
 
 /**
@@ -30,4 +31,20 @@ async function scopeKeys(runner: CypherRunner): Promise<void> {
   }
 }
 
-export const NEO4J_BACKFILLS: Record<number, Backfill> = { 6: scopeKeys };
+// -> {n}: up to 500 conversations without a speakers list get one from their turns ([] when none has a speaker)
+const SET_SPEAKERS = `MATCH (c:Conversation) WHERE c.speakers IS NULL
+WITH c LIMIT 500
+OPTIONAL MATCH (c)-[:HAS_TURN]->(t:Turn) WHERE t.speaker IS NOT NULL
+WITH c, collect(DISTINCT t.speaker) AS speakers
+SET c.speakers = speakers[0..${MAX_SPEAKERS}]
+RETURN count(c) AS n`;
+
+/** 007: the speakers list of conversations stored before the write path kept one. */
+async function conversationSpeakers(runner: CypherRunner): Promise<void> {
+  for (;;) {
+    const [row] = await runner.write<{ n: number }>(SET_SPEAKERS, {}, TAG('backfill_conversation_speakers'));
+    if (!row || Number(row.n) === 0) return;
+  }
+}
+
+export const NEO4J_BACKFILLS: Record<number, Backfill> = { 6: scopeKeys, 7: conversationSpeakers };

@@ -26,6 +26,7 @@ import { capPerGroup, recencyScore, smoothNeighbours, sortByScore, weightedRrf, 
 import { asksWhen, buildLuceneQuery, keywords, statementForm, withoutWords, words } from './query-text';
 import type { Reranker } from './rerank';
 import { llmTimeHint, mayNameTime, parseTimeHint, type TimeHint } from './self-query';
+import { SpeakerMemo } from './speaker-memo';
 
 export interface RecallEngineDeps {
   episodic: Pick<EpisodicStore, 'fulltextSearch' | 'similarTurns' | 'getTurnsByIds' | 'speakers'>;
@@ -60,10 +61,13 @@ const INCLUDE: Record<RecallItemKind, keyof ParsedRecallQuery> = { fact: 'includ
  * source is recorded in `degraded` and the rest still answer.
  */
 export class HybridRecallEngine implements RecallEngine {
-  /** Speaker names (as words) of each user's conversations and hits; bounded, oldest user evicted first. */
-  private readonly speakerWords = new BoundedMap<string, Set<string>>(10_000);
+  private readonly speakers: SpeakerMemo;
 
-  constructor(private readonly d: RecallEngineDeps) {}
+  constructor(private readonly d: RecallEngineDeps) {
+    this.speakers = new SpeakerMemo((userId) => d.episodic.speakers(userId), {
+      onRefreshError: (err) => d.log.warn({ subsystem: 'retrieval', err: errorMessage(err) }, 'speaker names not refreshed; the known ones stay'),
+    });
+  }
 
   async recall(q: ParsedRecallQuery): Promise<MemoryBundle> {
     const t0 = performance.now();
@@ -124,11 +128,7 @@ export class HybridRecallEngine implements RecallEngine {
     // facts and entities are about those people, get the query as asked.
     const turnVector = q.includeEpisodic && tech.vector;
     // Known from this user's earlier recalls, or read once from their conversations.
-    let speakerNames = tech.speakerBoost ? this.speakerWords.get(q.userId) : undefined;
-    if (tech.speakerBoost && !speakerNames) {
-      speakerNames = new Set((await timed('speakers', () => this.d.episodic.speakers(q.userId), [] as string[])).flatMap(words));
-      this.speakerWords.set(q.userId, speakerNames);
-    }
+    const speakerNames = tech.speakerBoost ? await this.speakers.get(q.userId, (read) => timed('speakers', read, [] as string[])) : undefined;
     const embedOne = async (text: string) => (await this.d.embedder.embed([text], { priority: 'interactive', input: 'query' }))[0];
     // The text embedded (HyDE may ask an LLM for it, so it is worked out once).
     const asked = turnVector || sources.length > 0 ? this.embeddingText(q.query, q.userId, tech, degraded) : Promise.resolve(q.query);
@@ -228,14 +228,14 @@ export class HybridRecallEngine implements RecallEngine {
     // naming a speaker is searched without the name (the speaker boost uses it instead).
     // The user's speaker names are known from their conversations (and hits), so usually the
     // first search already leaves them out; a name learned only now costs a second search.
-    const known = speakers ? this.speakerWords.get(scope.userId) : undefined;
+    const known = speakers ? this.speakers.peek(scope.userId) : undefined;
     let searched = known ? withoutOrAll(terms, known) : terms;
     const query = searched === terms ? firstQuery : this.fulltextQuery(scope, searched);
     if (!query) return [];
     let first = await this.d.episodic.fulltextSearch(query, { ...scope, limit });
     if (speakers) {
-      const seen = new Set([...(known ?? []), ...first.flatMap((h) => (h.speaker ? words(h.speaker) : []))]);
-      this.speakerWords.set(scope.userId, seen);
+      this.speakers.add(scope.userId, first.flatMap((h) => (h.speaker ? [h.speaker] : [])));
+      const seen = this.speakers.peek(scope.userId) ?? new Set(first.flatMap((h) => (h.speaker ? words(h.speaker) : [])));
       const kept = withoutOrAll(searched, seen);
       if (kept !== searched) {
         searched = kept;
@@ -474,20 +474,6 @@ export function feedbackTerms(texts: string[], exclude: ReadonlySet<string>, max
 function withoutOrAll(terms: string[], drop: ReadonlySet<string>): string[] {
   const kept = terms.filter((t) => !drop.has(t));
   return kept.length === 0 || kept.length === terms.length ? terms : kept;
-}
-
-/** A Map that forgets its oldest entry when full. */
-class BoundedMap<K, V> {
-  private readonly map = new Map<K, V>();
-  constructor(private readonly max: number) {}
-  get(key: K): V | undefined {
-    return this.map.get(key);
-  }
-  set(key: K, value: V): void {
-    this.map.delete(key);
-    if (this.map.size >= this.max) this.map.delete(this.map.keys().next().value as K);
-    this.map.set(key, value);
-  }
 }
 
 function dedupe(items: RecalledItem[]): RecalledItem[] {

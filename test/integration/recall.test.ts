@@ -5,6 +5,7 @@ import { createMnemograph, type Mnemograph } from '../../src/container';
 import type { Embedder } from '../../src/embedding';
 import { Neo4jEpisodicStore } from '../../src/episodic';
 import type { CypherRunner } from '../../src/infra/neo4j';
+import { NEO4J_BACKFILLS } from '../../src/migrate/backfills';
 import { MnemographError, ValidationError } from '../../src/errors';
 import type { MemoryBundle, Techniques } from '../../src/retrieval';
 import { startAnthropicServer, startOpenAIChatServer, type LlmServer } from '../support/llm-servers';
@@ -229,6 +230,23 @@ describe('remember', () => {
       await r.memory.remember({ userId, query: "What is Melanie's favourite sport?" });
       expect(embedded.splice(0)).toEqual(['What is favourite sport?', "What is Melanie's favourite sport?"]);
     }, borrowed(embedded));
+  });
+
+  it('gives conversations stored before they kept speakers the list from their turns (migration 007)', async () => {
+    const userId = uid('old');
+    const conversationId = uid('c');
+    await m.memory.storeTurns([
+      { userId, conversationId, role: 'user', content: 'I went swimming with the kids.', metadata: { speaker: 'Melanie' } },
+      { userId, conversationId, role: 'assistant', content: 'Sounds fun!', metadata: { speaker: 'Caroline' } },
+      { userId, conversationId: uid('c'), role: 'user', content: 'No speaker here.' },
+    ]);
+    await m.neo4j.write('MATCH (c:Conversation) WHERE c.user_id = $userId REMOVE c.speakers', { userId }, { subsystem: 'test', op: 'age' });
+    const episodic = new Neo4jEpisodicStore(m.neo4j);
+    expect(await episodic.speakers(userId)).toEqual([]);
+    await NEO4J_BACKFILLS[7]!(m.neo4j);
+    expect((await episodic.speakers(userId)).sort()).toEqual(['Caroline', 'Melanie']);
+    const lists = await m.neo4j.read<{ speakers: string[] }>('MATCH (c:Conversation) WHERE c.user_id = $userId RETURN c.speakers AS speakers ORDER BY size(c.speakers)', { userId }, { subsystem: 'test', op: 'read' });
+    expect(lists.map((l) => l.speakers.length)).toEqual([0, 2]);
   });
 
   it('answers a first-person question from the user\'s own turns before the assistant\'s', async () => {
