@@ -20,6 +20,7 @@ import { Neo4jGoalStore } from './goals';
 import { createExtractor, type Extractor } from './extraction';
 import { createChatModel, PgUsageSink } from './llm';
 import { PgObservationQueue, PgProfileStore, type ObservationQueue } from './observations';
+import { UserDataStore } from './tenancy';
 import { createJobs, RedisLockService, Worker, type Clock, type JobFn, type JobName, type KnowledgeWriter, type LockService } from './worker';
 
 /** Everything the service runs on, created once and closed once. */
@@ -49,6 +50,8 @@ export interface Mnemograph {
   jobs: Record<JobName, JobFn>;
   /** A worker over these jobs (call start() to schedule them); `jobs` replaces them (tests inject faults). */
   createWorker(opts?: { clock?: Clock; workerId?: string; jobs?: Record<JobName, JobFn>; locks?: LockService }): Worker;
+  /** Whole-user statistics, export, import and erasure across the stores (src/tenancy). */
+  users: UserDataStore;
   close(): Promise<void>;
 }
 
@@ -226,6 +229,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     locks,
     jobs,
     createWorker,
+    users: new UserDataStore(neo4j, pools.primary, redis, working, { beforeErase: () => audit.flush(), graceMs: config.erasure.graceMs }),
     async close() {
       await jobRunner.stop();
       await Promise.all([backgroundEmbedder.stop(), knowledgeEmbedder.stop()]);

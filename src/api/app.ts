@@ -5,7 +5,7 @@ import type { Mnemograph } from '../container';
 import { ValidationError } from '../errors';
 import type { Logger } from '../infra/logger';
 import { parseInput } from '../schemas';
-import { PgTenantStore, TenantNamespace, UserDataStore, type Principal } from '../tenancy';
+import { PgTenantStore, TenantNamespace, type Principal, type UserDataStore } from '../tenancy';
 import { pathParams, usesQuery, type Route, type RouteContext } from './contract';
 import { HttpError, toHttpError } from './errors';
 import { checkReadiness } from './health';
@@ -51,10 +51,9 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   const routes = (opts.routes ?? ROUTES).filter((r) => !r.available || r.available(m.memory));
   const tenants = new PgTenantStore(m.pg.primary, m.config.api.keyCacheSeconds);
-  const users = new UserDataStore(m.neo4j, m.pg.primary, m.redis, m.working, () => m.audit.flush());
   const metrics = new ApiMetrics(m.neo4j, m.pg.replica, m.log);
   const openapi = buildOpenApi(routes, '0.1.0');
-  const context: RouteContext = { memory: m.memory, users };
+  const context: RouteContext = { memory: m.memory, users: m.users };
   const log = m.log.child({ subsystem: 'api' });
   const limiterStore = new RedisRateLimitStore(m.redis);
   // Invalid keys are counted per client address, so guessing keys is throttled while
@@ -111,7 +110,7 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   app.use((req: Request, _res: Response, next: NextFunction) => next(new HttpError(404, 'ROUTE_NOT_FOUND', `no route ${req.method} ${req.path}; see /v1/openapi.json`)));
   app.use(errorHandler(log));
 
-  return { app, metrics, tenants, users, openapi, routes, close: () => limiterStore.shutdown() };
+  return { app, metrics, tenants, users: m.users, openapi, routes, close: () => limiterStore.shutdown() };
 }
 
 /** Runs one route: validate, check tenant ownership, namespace, call, un-namespace. */

@@ -5,7 +5,7 @@ import { SingleBar, Presets } from 'cli-progress';
 import type { Config } from '../config';
 import { createMnemograph, type Mnemograph } from '../container';
 import { ValidationError } from '../errors';
-import { TenantNamespace, UserDataStore, type ExportLine, PgTenantStore } from '../tenancy';
+import { TenantNamespace, type ExportLine, PgTenantStore, type UserDataStore } from '../tenancy';
 
 /** A user named on the command line: raw (library) id, or a tenant's user through its namespace. */
 export interface UserRef {
@@ -20,7 +20,7 @@ function internalId(ref: UserRef): string {
 async function withStores<T>(config: Config, fn: (m: Mnemograph, users: UserDataStore) => Promise<T>): Promise<T> {
   const m = await createMnemograph(config, { backgroundEmbedding: false });
   try {
-    return await fn(m, new UserDataStore(m.neo4j, m.pg.primary, m.redis, m.working, () => m.audit.flush()));
+    return await fn(m, m.users);
   } finally {
     await m.close();
   }

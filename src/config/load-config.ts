@@ -46,6 +46,7 @@ export interface Config {
   /** The LLM behind HyDE and LLM query expansion; absent when RECALL_LLM_PROVIDER=off. */
   recallLlm?: ChatModelOptions;
   audit: { level: 'off' | 'writes' | 'reads' | 'verbose'; partitionDaysAhead: number; retentionDays: number; spoolDir: string };
+  erasure: { graceMs: number };
   working: { ttlSeconds: number; maxTurns: number };
   /** Recall techniques and weights (see src/retrieval). */
   recall: RecallSettings;
@@ -189,6 +190,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       retentionDays: e.AUDIT_RETENTION_DAYS,
       spoolDir: e.AUDIT_SPOOL_DIR,
     },
+    erasure: { graceMs: e.ERASURE_GRACE_MS },
     working: { ttlSeconds: e.WORKING_MEMORY_TTL_SECONDS, maxTurns: e.WORKING_MEMORY_MAX_TURNS },
     recall: {
       techniques: {

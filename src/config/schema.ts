@@ -72,6 +72,9 @@ export const envSchema = z.object({
   AUDIT_PARTITION_DAYS_AHEAD: int(1, 365).default(7).describe('daily audit partitions created ahead of today'),
   AUDIT_RETENTION_DAYS: int(1, 36500).default(365).describe('audit partitions older than this are dropped'),
   AUDIT_SPOOL_DIR: z.string().default('.mnemograph/audit-spool').describe('where audit rows wait while Postgres is down'),
+  ERASURE_GRACE_MS: int(0, 60_000)
+    .default(1000)
+    .describe('forget-user sweeps the stores again after this long, removing what writes already under way when it began stored meanwhile'),
 
   WORKING_MEMORY_TTL_SECONDS: int(1, 30 * 86400).default(3600).describe('TTL of working-memory keys'),
   WORKING_MEMORY_MAX_TURNS: int(1, 10000).default(50).describe('recent turns kept per session'),

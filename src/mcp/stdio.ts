@@ -1,7 +1,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Config } from '../config';
 import { createMnemograph } from '../container';
-import { TenantNamespace, UserDataStore } from '../tenancy';
+import { TenantNamespace } from '../tenancy';
 import { createMcpServer } from './server';
 
 /**
@@ -11,9 +11,8 @@ import { createMcpServer } from './server';
 export async function runStdioMcp(config: Config, opts: { user: string; tenant?: string; channel?: string; conversation?: string }): Promise<void> {
   const m = await createMnemograph(config);
   const ns = opts.tenant ? new TenantNamespace(opts.tenant) : undefined;
-  const users = new UserDataStore(m.neo4j, m.pg.primary, m.redis, m.working, () => m.audit.flush());
   const server = createMcpServer(
-    { memory: m.memory, users },
+    { memory: m.memory, users: m.users },
     {
       userId: ns ? ns.toInternal(opts.user, 'user') : opts.user,
       channel: opts.channel ?? '_global',

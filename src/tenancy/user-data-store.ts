@@ -161,7 +161,12 @@ export class UserDataStore {
     private readonly pg: Queryable,
     private readonly redis: RedisClient,
     private readonly working: WorkingMemoryStore,
-    private readonly beforeErase: () => Promise<void> = async () => undefined,
+    private readonly opts: {
+      /** Runs first (the audit logger's flush, so queued rows about the user are written and then deleted). */
+      beforeErase?: () => Promise<void>;
+      /** How long after the first sweep the second runs (config ERASURE_GRACE_MS). */
+      graceMs?: number;
+    } = {},
   ) {}
 
   /** Counts of the user's nodes per label and rows per table (only non-zero entries). */
@@ -273,28 +278,39 @@ export class UserDataStore {
   /**
    * Erases the user from Neo4j, Postgres and Redis, deletes the user's audit rows and
    * writes one audit record of the erasure. Shared nodes (tools, the embedding model) stay.
+   *
+   * Two sweeps: a write already under way when the erasure began (a storeTurn in flight,
+   * an observation batch whose transaction holds its rows, which the table delete waits
+   * for) may land after the first; the second, `graceMs` later, removes it. A consolidation
+   * run checks that its conversation still exists before it writes what it extracted.
    */
   async erase(userId: string): Promise<ErasureReport> {
-    await this.beforeErase();
-    let nodesDeleted = 0;
+    await this.opts.beforeErase?.();
+    const report = { userId, nodesDeleted: 0, rowsDeleted: {} as Record<string, number>, redisKeysDeleted: 0, auditRowsDeleted: 0 };
+    await this.sweep(userId, report);
+    await new Promise((r) => setTimeout(r, this.opts.graceMs ?? 1000));
+    await this.sweep(userId, report);
+    // Recorded before the audit delete, so an audit row still queued or spooled elsewhere cannot land after it.
+    await this.pg.query(RECORD_ERASURE, [userId]);
+    report.auditRowsDeleted = (await this.pg.query(DELETE_AUDIT, [userId])).rowCount ?? 0;
+    await this.pg.query(INSERT_ERASURE, [userId, JSON.stringify(report)]);
+    return report;
+  }
+
+  /** Deletes the user's nodes, rows and keys, adding the counts to `report`. */
+  private async sweep(userId: string, report: Pick<ErasureReport, 'nodesDeleted' | 'rowsDeleted' | 'redisKeysDeleted'>): Promise<void> {
     const refs = await this.nodeRefs(userId);
     for (const batch of chunks([...refs], 1000)) {
-      nodesDeleted += (await this.neo4j.write<{ deleted: number }>(DELETE_NODES, { refs: batch }, TAG('erase')))[0]?.deleted ?? 0;
+      report.nodesDeleted += (await this.neo4j.write<{ deleted: number }>(DELETE_NODES, { refs: batch }, TAG('erase')))[0]?.deleted ?? 0;
     }
-    const rowsDeleted: Record<string, number> = {};
     for (const t of await this.tables()) {
       const n = (await this.pg.query(`DELETE FROM ${quoteSql(t.table)} WHERE user_id = $1`, [userId])).rowCount ?? 0;
-      if (n > 0) rowsDeleted[t.table] = n;
+      if (n > 0) report.rowsDeleted[t.table] = (report.rowsDeleted[t.table] ?? 0) + n;
     }
     await this.working.clearUser(userId);
     const keys = await this.redisKeys(userId);
     for (const batch of chunks(keys, 500)) await this.redis.del(...batch);
-    // Recorded first, so an audit row still queued or spooled elsewhere cannot land after the delete.
-    await this.pg.query(RECORD_ERASURE, [userId]);
-    const auditRowsDeleted = (await this.pg.query(DELETE_AUDIT, [userId])).rowCount ?? 0;
-    const report = { userId, nodesDeleted, rowsDeleted, redisKeysDeleted: keys.length, auditRowsDeleted };
-    await this.pg.query(INSERT_ERASURE, [userId, JSON.stringify(report)]);
-    return report;
+    report.redisKeysDeleted += keys.length;
   }
 
   private async labels(): Promise<string[]> {

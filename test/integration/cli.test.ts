@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createMnemograph, type Mnemograph } from '../../src/container';
-import { UserDataStore, type ExportLine } from '../../src/tenancy';
+import type { ExportLine, UserDataStore } from '../../src/tenancy';
 import { testConfig, uid } from '../support/stack';
 
 const ROOT = join(__dirname, '..', '..');
@@ -23,7 +23,7 @@ let users: UserDataStore;
 const tag = { subsystem: 'test', op: 'check' };
 beforeAll(async () => {
   m = await createMnemograph(testConfig({ LOG_LEVEL: 'silent', AUDIT_LEVEL: 'verbose' }));
-  users = new UserDataStore(m.neo4j, m.pg.primary, m.redis, m.working, () => m.audit.flush());
+  users = m.users;
 });
 afterAll(async () => m.close());
 

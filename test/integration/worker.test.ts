@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createMnemograph, type Mnemograph } from '../../src/container';
 import type { Fact } from '../../src/semantic';
+import type { Extractor } from '../../src/extraction';
 import { createJobs, RedisLockService, type Clock, type JobName, type KnowledgeWriter } from '../../src/worker';
 import { testConfig, uid } from '../support/stack';
 
@@ -30,10 +31,29 @@ async function facts(userId: string, includeInactive = true): Promise<Fact[]> {
 }
 const summary = (fs: Fact[]) => fs.map((f) => `${f.predicate}|${f.claim}|${f.status}|${f.needsReview}`).sort();
 
-/** Jobs whose writes go through `knowledge` (to inject a crash) and with another contradiction policy. */
-function jobsWith(opts: { knowledge?: KnowledgeWriter; policy?: 'prefer_new' | 'prefer_old' | 'flag_review' }) {
+/** Jobs whose writes go through `knowledge` (to inject a crash), with another contradiction policy or extractor. */
+function jobsWith(opts: { knowledge?: KnowledgeWriter; policy?: 'prefer_new' | 'prefer_old' | 'flag_review'; extractor?: Extractor }) {
   const config = { ...m.config, extraction: { ...m.config.extraction, contradictionPolicy: opts.policy ?? m.config.extraction.contradictionPolicy } };
-  return createJobs({ config, neo4j: m.neo4j, pg: m.pg.primary, knowledge: opts.knowledge ?? m.knowledge, extractor: m.extractor, observations: m.observations, audit: m.audit, locks: m.locks, log: m.log, facadeAuditsPromotions: true });
+  return createJobs({ config, neo4j: m.neo4j, pg: m.pg.primary, knowledge: opts.knowledge ?? m.knowledge, extractor: opts.extractor ?? m.extractor, observations: m.observations, audit: m.audit, locks: m.locks, log: m.log, facadeAuditsPromotions: true });
+}
+
+/** The real extractor, held after it has extracted until the test lets it go (a slow LLM). */
+function heldExtractor(): { extractor: Extractor; extracting: Promise<void>; release: () => void } {
+  let started!: () => void;
+  let release!: () => void;
+  const extracting = new Promise<void>((r) => (started = r));
+  const released = new Promise<void>((r) => (release = r));
+  const extractor: Extractor = {
+    provider: m.extractor.provider,
+    model: m.extractor.model,
+    async extract(input) {
+      const result = await m.extractor.extract(input);
+      started();
+      await released;
+      return result;
+    },
+  };
+  return { extractor, extracting, release };
 }
 
 describe('consolidate', () => {
@@ -195,6 +215,37 @@ describe('observations', () => {
     await expect(m.memory.recordObservation(userId, '   ', 'fact')).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
     await expect(m.memory.recordObservation(userId, 'x', 'gossip' as 'fact')).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
     expect(await m.observations.countPending(userId)).toBe(0);
+  });
+});
+
+describe('erasure during consolidation', () => {
+  it('a conversation erased while it was being extracted gets nothing written back', async () => {
+    const userId = uid('u');
+    await say(userId, uid('c'), ['I work at Google.', 'My sister Alice lives in Berlin.']);
+    const held = heldExtractor();
+    const job = run('consolidate', [userId], { jobs: jobsWith({ extractor: held.extractor }) });
+    await held.extracting;
+    const report = await m.users.erase(userId);
+    expect(report.nodesDeleted).toBeGreaterThan(0);
+    held.release();
+    expect((await job).stats).toMatchObject({ conversations: 0, conversationsFailed: 0, facts: 0, entities: 0 });
+    expect(await m.users.stats(userId)).toEqual({ userId, nodes: {}, rows: {}, workingKeys: 0 });
+  });
+
+  it('an observation batch under way when the erasure began is swept after it lands', async () => {
+    const userId = uid('u');
+    await m.memory.recordObservation(userId, 'User prefers short emails', 'preference');
+    const held = heldExtractor();
+    const job = run('consolidate', [userId], { jobs: jobsWith({ extractor: held.extractor }) });
+    await held.extracting;
+    // The batch's transaction holds the observation rows: the erasure's first sweep deletes
+    // the user's nodes, then waits on those rows while the batch writes its facts and commits.
+    const erasing = m.users.erase(userId);
+    await new Promise((r) => setTimeout(r, 300));
+    held.release();
+    expect((await job).stats.observations).toBe(1);
+    await erasing;
+    expect(await m.users.stats(userId)).toEqual({ userId, nodes: {}, rows: {}, workingKeys: 0 });
   });
 });
 

@@ -127,6 +127,12 @@ async function consolidateConversation(
     if (rows.length === 0) break;
     const turns: ExtractionTurn[] = rows.map((r) => ({ id: r.id, role: r.role, content: r.content, timestamp: r.timestamp, speaker: r.speaker ?? undefined }));
     const result = await deps.extractor.extract({ userId: conv.userId, channel: conv.channel, conversationId: conv.id, turns });
+    // Extraction can take seconds (an LLM): the user may have been erased meanwhile, and what
+    // was extracted from their turns must not be written back.
+    if ((await deps.neo4j.read(CONVERSATION_STATE, { id: conv.id }, TAG('conversation-state'))).length === 0) {
+      ctx.log.info({ subsystem: 'worker', conversationId: conv.id }, 'conversation gone while extracting (user erased?); nothing written');
+      return out;
+    }
     const last = rows[rows.length - 1]!;
     const applied = await deps.applier.apply(
       result,
