@@ -27,10 +27,18 @@ function llmApiKey(e: Env, provider: string): string | undefined {
   return provider === 'anthropic' ? e.ANTHROPIC_API_KEY : e.OPENAI_API_KEY;
 }
 
-/** An openai-compatible LLM has no default endpoint: `<prefix>_BASE_URL` must name it. */
-function requireLlmBaseUrl(prefix: 'EXTRACTION' | 'RECALL_LLM', provider: string, baseUrl: string | undefined): void {
+/**
+ * What an LLM provider needs before its first call: OpenAI and Anthropic their API key; an
+ * openai-compatible server has no default endpoint, so `<prefix>_BASE_URL` must name it.
+ * `offline` is the setting that needs no LLM.
+ */
+function requireLlm(e: Env, prefix: 'EXTRACTION' | 'RECALL_LLM', provider: string, baseUrl: string | undefined, offline: string): void {
   if (provider === 'openai-compatible' && !baseUrl) {
     throw new ConfigError(`${prefix}_BASE_URL`, `is required when ${prefix}_PROVIDER=openai-compatible`, 'set it to the server base URL, e.g. http://127.0.0.1:8000/v1');
+  }
+  if ((provider === 'openai' || provider === 'anthropic') && !llmApiKey(e, provider)) {
+    const key = provider === 'anthropic' ? 'ANTHROPIC_API_KEY' : 'OPENAI_API_KEY';
+    throw new ConfigError(key, `is required when ${prefix}_PROVIDER=${provider}`, `set ${key} or use ${prefix}_PROVIDER=${offline}`);
   }
 }
 
@@ -127,14 +135,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError('EMBEDDING_DIMENSIONS', `the local model ${defaults.model} produces ${defaults.dimensions}-d vectors`, `unset EMBEDDING_DIMENSIONS or set it to ${defaults.dimensions}`);
   }
 
-  requireLlmBaseUrl('RECALL_LLM', e.RECALL_LLM_PROVIDER, e.RECALL_LLM_BASE_URL);
-  requireLlmBaseUrl('EXTRACTION', e.EXTRACTION_PROVIDER, e.EXTRACTION_BASE_URL);
-  if (e.EXTRACTION_PROVIDER === 'openai' && !e.OPENAI_API_KEY) {
-    throw new ConfigError('OPENAI_API_KEY', 'is required when EXTRACTION_PROVIDER=openai', 'set OPENAI_API_KEY or use EXTRACTION_PROVIDER=rules');
-  }
-  if (e.EXTRACTION_PROVIDER === 'anthropic' && !e.ANTHROPIC_API_KEY) {
-    throw new ConfigError('ANTHROPIC_API_KEY', 'is required when EXTRACTION_PROVIDER=anthropic', 'set ANTHROPIC_API_KEY or use EXTRACTION_PROVIDER=rules');
-  }
+  requireLlm(e, 'RECALL_LLM', e.RECALL_LLM_PROVIDER, e.RECALL_LLM_BASE_URL, 'off');
+  requireLlm(e, 'EXTRACTION', e.EXTRACTION_PROVIDER, e.EXTRACTION_BASE_URL, 'rules');
   const unknownJob = e.WORKER_JOBS.split(',').find((j) => !['consolidate', 'patterns', 'decay', 'cleanup', 'promote', 'audit_partitions'].includes(j));
   if (unknownJob) {
     throw new ConfigError('WORKER_JOBS', `unknown job "${unknownJob}"`, 'use a comma-separated subset of consolidate,patterns,decay,cleanup,promote,audit_partitions');

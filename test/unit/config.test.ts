@@ -73,7 +73,7 @@ describe('loadConfig', () => {
     expect(c.postgres.readUrl).toBe('postgres://u:p@replica/db');
   });
 
-  it('configures the recall LLM only when asked, and needs a base URL for an openai-compatible one', () => {
+  it('configures the recall LLM only when asked, and needs a base URL for an openai-compatible one and a key for a hosted one', () => {
     expect(loadConfig({}).recallLlm).toBeUndefined();
     expect(loadConfig({ RECALL_LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-ant-1' }).recallLlm).toEqual({
       provider: 'anthropic',
@@ -85,6 +85,9 @@ describe('loadConfig', () => {
     });
     expect(() => loadConfig({ RECALL_LLM_PROVIDER: 'openai-compatible' })).toThrow(/^RECALL_LLM_BASE_URL: is required when RECALL_LLM_PROVIDER=openai-compatible/);
     expect(loadConfig({ RECALL_LLM_PROVIDER: 'openai-compatible', RECALL_LLM_BASE_URL: 'http://127.0.0.1:8000/v1', RECALL_LLM_MODEL: 'qwen' }).recallLlm).toMatchObject({ model: 'qwen', baseUrl: 'http://127.0.0.1:8000/v1' });
+    expect(() => loadConfig({ RECALL_LLM_PROVIDER: 'openai' })).toThrow(/^OPENAI_API_KEY: is required when RECALL_LLM_PROVIDER=openai.*RECALL_LLM_PROVIDER=off/);
+    expect(() => loadConfig({ RECALL_LLM_PROVIDER: 'anthropic', OPENAI_API_KEY: 'sk-1' })).toThrow(/^ANTHROPIC_API_KEY: is required when RECALL_LLM_PROVIDER=anthropic/);
+    expect(() => loadConfig({ EXTRACTION_PROVIDER: 'anthropic' })).toThrow(/^ANTHROPIC_API_KEY: is required when EXTRACTION_PROVIDER=anthropic.*EXTRACTION_PROVIDER=rules/);
   });
 
   it('redacts secrets for snapshots', () => {
