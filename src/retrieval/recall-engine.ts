@@ -127,7 +127,7 @@ export class HybridRecallEngine implements RecallEngine {
     // the names of the user's speakers out (the speaker boost uses them). The sources, whose
     // facts and entities are about those people, get the query as asked.
     const turnVector = q.includeEpisodic && tech.vector;
-    // Known from this user's earlier recalls, or read once from their conversations.
+    // Read from the user's conversations on their first recall here, then refreshed in the background.
     const speakerNames = tech.speakerBoost ? await this.speakers.get(q.userId, (read) => timed('speakers', read, [] as string[])) : undefined;
     const embedOne = async (text: string) => (await this.d.embedder.embed([text], { priority: 'interactive', input: 'query' }))[0];
     // The text embedded (HyDE may ask an LLM for it, so it is worked out once).
@@ -235,8 +235,7 @@ export class HybridRecallEngine implements RecallEngine {
     let first = await this.d.episodic.fulltextSearch(query, { ...scope, limit });
     if (speakers) {
       this.speakers.add(scope.userId, first.flatMap((h) => (h.speaker ? [h.speaker] : [])));
-      const seen = this.speakers.peek(scope.userId) ?? new Set(first.flatMap((h) => (h.speaker ? words(h.speaker) : [])));
-      const kept = withoutOrAll(searched, seen);
+      const kept = withoutOrAll(searched, this.speakers.peek(scope.userId) ?? new Set());
       if (kept !== searched) {
         searched = kept;
         const again = this.fulltextQuery(scope, kept);

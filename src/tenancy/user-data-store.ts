@@ -286,7 +286,7 @@ export class UserDataStore {
    */
   async erase(userId: string): Promise<ErasureReport> {
     await this.opts.beforeErase?.();
-    const report = { userId, nodesDeleted: 0, rowsDeleted: {} as Record<string, number>, redisKeysDeleted: 0, auditRowsDeleted: 0 };
+    const report: ErasureReport = { userId, nodesDeleted: 0, rowsDeleted: {}, redisKeysDeleted: 0, auditRowsDeleted: 0 };
     await this.sweep(userId, report);
     await new Promise((r) => setTimeout(r, this.opts.graceMs ?? 1000));
     await this.sweep(userId, report);
