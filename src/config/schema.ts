@@ -120,7 +120,7 @@ export const envSchema = z.object({
   RECALL_ANSWER_BOOST: z.coerce.number().min(1).max(5).default(1.5).describe('multiplier on the share of a question\'s score the next turn (its reply) gains (1 = off)'),
   RECALL_TIME_HINT_BOOST: z.coerce.number().min(1).max(10).default(3).describe('multiplier for turns inside a self-query time hint'),
   RECALL_RECENCY_HALF_LIFE_DAYS: z.coerce.number().positive().max(36500).default(30).describe('half-life of the recency boost in days'),
-  RECALL_CANDIDATES: int(10, 2000).default(50).describe('candidates fetched per signal before fusion'),
+  RECALL_CANDIDATES: int(10, 2000).default(30).describe('candidates fetched per signal before fusion'),
   RECALL_ENTITY_DEPTH: int(0, 3).default(1).describe('graph expansion depth from matched entities'),
 
   MIGRATE_ON_START: bool.default(false).describe('run migrations when the service starts'),
