@@ -153,6 +153,8 @@ export interface EpisodicStore {
   /**
    * Nearest turns by cosine similarity, best first: the vector index with over-fetch, and an
    * exact scan of the user's turns when the index's neighbours are mostly other users'.
+   * At least `limit` when the user has that many, and up to twice it: the user's turns the
+   * index's over-fetch reached anyway (a deeper list costs recall nothing and ranks better).
    * Hits are light (no content); fetch the ones you keep with getTurnsByIds.
    */
   similarTurns(embedding: number[], q: TurnQuery): Promise<TurnHit[]>;

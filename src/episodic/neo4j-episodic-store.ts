@@ -323,12 +323,14 @@ export class Neo4jEpisodicStore implements EpisodicStore {
   }
 
   async similarTurns(embedding: number[], q: TurnQuery): Promise<TurnHit[]> {
+    // Up to twice the limit: the user's turns among the index's k neighbours cost nothing more.
+    const reach = { ...recallParams(q), limit: q.limit * 2 };
     let small = this.smallUsers.get(q.userId);
     if (small !== true) {
       // The index's k is its search breadth and its cost (at 100k turns: k 30 ~17 ms, 60 ~21 ms,
       // 100 ~26 ms, 150 ~34 ms); twice the limit leaves room for the filter.
       const k = Math.min(Math.max(q.limit * 2, 50), 2_000);
-      const rows = await this.db.read<TurnHit>(VECTOR_SEARCH_SCOPED, { k, embedding, ...recallParams(q) }, TAG('similarTurns'));
+      const rows = await this.db.read<TurnHit>(VECTOR_SEARCH_SCOPED, { k, embedding, ...reach }, TAG('similarTurns'));
       if (rows.length >= q.limit) return rows;
       // Too few of the user's turns among the neighbours (other users', or outside the
       // filters). A small user is scanned exactly, complete and cheap; a larger one (whose
@@ -337,9 +339,9 @@ export class Neo4jEpisodicStore implements EpisodicStore {
         small = ((await this.db.read<{ n: number }>(COUNT_USER_TURNS, { userId: q.userId }, TAG('countUserTurns')))[0]?.n ?? 0) <= (this.opts.scanMaxTurns ?? SCAN_MAX_TURNS);
         this.smallUsers.set(q.userId, small, Date.now() + SCAN_MEMO_MS);
       }
-      if (!small) return this.db.read<TurnHit>(VECTOR_SEARCH_SCOPED, { k: Math.min(k * WIDEN, 2_000), embedding, ...recallParams(q) }, TAG('similarTurns'));
+      if (!small) return this.db.read<TurnHit>(VECTOR_SEARCH_SCOPED, { k: Math.min(k * WIDEN, 2_000), embedding, ...reach }, TAG('similarTurns'));
     }
-    return this.db.read<TurnHit>(VECTOR_SCAN, { embedding, ...recallParams(q) }, TAG('similarTurnsExact'));
+    return this.db.read<TurnHit>(VECTOR_SCAN, { embedding, ...reach }, TAG('similarTurnsExact'));
   }
 
   async getTurnsByIds(ids: string[], q: Omit<TurnQuery, 'limit'>): Promise<Turn[]> {

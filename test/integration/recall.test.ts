@@ -311,8 +311,8 @@ describe('remember', () => {
       return { ops, found };
     };
     // 40 turns: small. After the index came back short, the size is counted once and the
-    // user's turns are scanned exactly (and completely) from then on.
-    expect(await search()).toEqual({ ops: ['similarTurns', 'countUserTurns', 'similarTurnsExact', 'similarTurnsExact'], found: [10, 10] });
+    // user's turns are scanned exactly (and completely) from then on, up to twice the limit.
+    expect(await search()).toEqual({ ops: ['similarTurns', 'countUserTurns', 'similarTurnsExact', 'similarTurnsExact'], found: [20, 20] });
     // Counted as large (over 10 turns), it never gets the scan: the index again, 8× wider.
     const large = await search(10);
     expect(large.ops).toEqual(['similarTurns', 'countUserTurns', 'similarTurns', 'similarTurns', 'similarTurns']);
