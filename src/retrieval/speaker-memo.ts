@@ -33,10 +33,13 @@ export class SpeakerMemo {
       this.read(userId)
         .then((names) => {
           for (const w of names.flatMap(words)) entry.words.add(w);
-          entry.readAt = Date.now();
         })
         .catch((err: unknown) => this.opts.onRefreshError?.(err))
-        .finally(() => (entry.refreshing = false));
+        .finally(() => {
+          // A failed read waits out the TTL too, rather than being retried on every recall.
+          entry.readAt = Date.now();
+          entry.refreshing = false;
+        });
     }
     return entry.words;
   }

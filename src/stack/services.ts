@@ -39,7 +39,8 @@ export async function pingRedis(url: string): Promise<number> {
   }
 }
 
-function withDatabase(url: string, database: string): string {
+/** `url` with another database name. */
+export function withDatabase(url: string, database: string): string {
   const u = new URL(url);
   u.pathname = `/${database}`;
   return u.toString();

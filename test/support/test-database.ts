@@ -9,24 +9,23 @@
 import { spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { loadConfig } from '../../src/config';
+import { postgresUp, withDatabase } from '../../src/stack/services';
 
 async function main(): Promise<number> {
   const [cmd, ...args] = process.argv.slice(2);
   if (!cmd) throw new Error('usage: test-database.ts CMD [ARGS...]');
-  const url = new URL(process.env.TEST_DATABASE_URL ?? loadConfig(process.env).postgres.url);
-  if (!process.env.TEST_DATABASE_URL) url.pathname = `/${decodeURIComponent(url.pathname.slice(1)) || 'mnemograph'}_test`;
-  const database = decodeURIComponent(url.pathname.slice(1));
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
+  const configured = loadConfig(process.env).postgres.url;
+  const url = process.env.TEST_DATABASE_URL ?? withDatabase(configured, `${decodeURIComponent(new URL(configured).pathname.slice(1)) || 'mnemograph'}_test`);
+  const client = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
   await client.connect();
   try {
-    await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(database)} WITH (FORCE)`);
-    await client.query(`CREATE DATABASE ${pg.escapeIdentifier(database)}`);
+    await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(decodeURIComponent(new URL(url).pathname.slice(1)))} WITH (FORCE)`);
   } finally {
     await client.end();
   }
-  const run = spawnSync(cmd, args, { stdio: 'inherit', env: { ...process.env, DATABASE_URL: url.toString(), DATABASE_READ_URL: url.toString() } });
+  const env = { ...process.env, DATABASE_URL: url, DATABASE_READ_URL: url };
+  await postgresUp(loadConfig(env)); // creates it, as `stack up` does the configured one
+  const run = spawnSync(cmd, args, { stdio: 'inherit', env });
   return run.status ?? 1;
 }
 
