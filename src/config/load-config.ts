@@ -44,7 +44,7 @@ function requireLlm(e: Env, prefix: 'EXTRACTION' | 'RECALL_LLM', provider: strin
 
 /** The resolved configuration: environment, then defaults, then derived values. */
 export interface Config {
-  neo4j: { uri: string; user: string; password: string; database: string; httpPort: number; heap: string; pageCache: string; startupTimeoutMs: number };
+  neo4j: { uri: string; user: string; password: string; database: string; httpPort: number; heap: string; pageCache: string; vectorMergeFactor: number; startupTimeoutMs: number };
   postgres: { url: string; readUrl?: string; poolSize: number };
   redis: { url: string; clusterNodes?: Array<{ host: string; port: number }>; keyPrefix: string };
   embedding: EmbeddingConfig;
@@ -151,6 +151,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       httpPort: e.NEO4J_HTTP_PORT,
       heap: e.NEO4J_HEAP,
       pageCache: e.NEO4J_PAGECACHE,
+      vectorMergeFactor: e.NEO4J_VECTOR_MERGE_FACTOR,
       startupTimeoutMs: e.NEO4J_STARTUP_TIMEOUT_MS,
     },
     postgres: { url: e.DATABASE_URL, readUrl: e.DATABASE_READ_URL, poolSize: e.DATABASE_POOL_SIZE },

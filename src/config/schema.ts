@@ -32,6 +32,9 @@ export const envSchema = z.object({
   NEO4J_HTTP_PORT: int(1, 65535).default(7474).describe('HTTP port of the local Neo4j (Neo4j Browser)'),
   NEO4J_HEAP: memorySize.default('1g').describe('JVM heap of the local Neo4j'),
   NEO4J_PAGECACHE: memorySize.default('256m').describe('page cache of the local Neo4j'),
+  NEO4J_VECTOR_MERGE_FACTOR: int(2, 1000)
+    .default(10)
+    .describe('local Neo4j: Lucene merge factor of the vector indexes (Neo4j itself uses 50); lower keeps fewer segments for each vector query to search, for more merging on writes'),
   NEO4J_STARTUP_TIMEOUT_MS: int(1000, 600000).default(120000).describe('how long stack:up waits for Neo4j'),
 
   DATABASE_URL: pgUrl

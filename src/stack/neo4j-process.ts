@@ -119,6 +119,7 @@ export async function neo4jUp(paths: Neo4jPaths, config: Config): Promise<Neo4jU
         NEO4J_HTTP_PORT: String(config.neo4j.httpPort),
         NEO4J_PASSWORD: config.neo4j.password,
         NEO4J_PAGECACHE: config.neo4j.pageCache,
+        NEO4J_VECTOR_MERGE_FACTOR: String(config.neo4j.vectorMergeFactor),
       },
     },
   );

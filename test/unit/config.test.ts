@@ -24,6 +24,7 @@ describe('loadConfig', () => {
     ['AUDIT_LEVEL', 'everything'],
     ['PORT', 'eighty'],
     ['REDIS_CLUSTER_NODES', 'a,b'],
+    ['NEO4J_VECTOR_MERGE_FACTOR', '1'],
   ])('rejects %s=%s with a one-line message naming the setting and the fix', (key, value) => {
     let err: unknown;
     try {

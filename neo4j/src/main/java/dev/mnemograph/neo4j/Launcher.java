@@ -30,6 +30,7 @@ import org.neo4j.internal.kernel.api.security.LoginContext;
 import org.neo4j.io.ByteUnit;
 import org.neo4j.kernel.api.security.AuthManager;
 import org.neo4j.kernel.api.security.AuthToken;
+import org.neo4j.kernel.api.impl.index.LuceneSettings;
 import org.neo4j.kernel.internal.GraphDatabaseAPI;
 
 /**
@@ -51,6 +52,8 @@ public final class Launcher {
     static final String FAILED = "MNEMOGRAPH_NEO4J_FAILED";
     static final String USER = "neo4j";
     static final int MIN_PASSWORD_LENGTH = 8;
+    /** The vector indexes' Lucene merge factor (Neo4j's internal setting defaults to 50). */
+    static final int DEFAULT_VECTOR_MERGE_FACTOR = 10;
 
     private Launcher() {}
 
@@ -124,6 +127,7 @@ public final class Launcher {
         String pageCache = setting("NEO4J_PAGECACHE", "256m");
         String txTimeout = setting("NEO4J_TX_TIMEOUT", "0");
         boolean stopOnStdinEof = bool("NEO4J_STOP_ON_STDIN_EOF", false);
+        int vectorMergeFactor = intInRange("NEO4J_VECTOR_MERGE_FACTOR", DEFAULT_VECTOR_MERGE_FACTOR, 2, 1000);
 
         if (authEnabled && password.length() < MIN_PASSWORD_LENGTH) {
             throw new IllegalArgumentException(
@@ -161,7 +165,11 @@ public final class Launcher {
                 .setConfig(GraphDatabaseSettings.logs_directory, logs)
                 // Netty's default 5 s quiet period dominates shutdown time; nothing is scheduled on the
                 // Bolt event loops once the databases are stopped (queued tasks still run), so skip it.
-                .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_quiet_period, 0);
+                .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_quiet_period, 0)
+                // A vector query searches every Lucene segment's HNSW graph with the full k, so its
+                // cost grows with the segment count. Neo4j merges vector segments only once 50 of
+                // one size have piled up (its default), which leaves dozens after steady writes.
+                .setConfig(LuceneSettings.vector_standard_merge_factor, vectorMergeFactor);
 
         // The hook is registered before build() (which takes seconds) so that a SIGTERM during startup
         // still ends in a clean shutdown: it waits for build() to return, then stops the DBMS.
@@ -293,6 +301,22 @@ public final class Launcher {
             v = System.getenv(name);
         }
         return v == null || v.isBlank() ? def : v.trim();
+    }
+
+    private static int intInRange(String name, int def, int min, int max) {
+        String v = setting(name, null);
+        if (v == null) {
+            return def;
+        }
+        try {
+            int n = Integer.parseInt(v);
+            if (n < min || n > max) {
+                throw new NumberFormatException();
+            }
+            return n;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + " must be an integer " + min + "-" + max + ", got '" + v + "'");
+        }
     }
 
     private static int port(String name, int def) {
