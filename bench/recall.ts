@@ -202,6 +202,7 @@ function printTable(r: RecallResult): void {
 if (require.main === module) {
   main().catch((err: unknown) => {
     console.error(err);
-    process.exitCode = 1;
+    // A progress bar stopped midway keeps its timer; exit rather than hang.
+    process.exit(1);
   });
 }
