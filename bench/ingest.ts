@@ -66,7 +66,8 @@ async function cleanup(m: Mnemograph, pattern: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const config = loadConfig({ ...process.env, EMBEDDING_MODE: 'deferred', LOG_LEVEL: 'warn' });
+  // A fresh stack gets its schema here, as `npm start` would.
+  const config = loadConfig({ ...process.env, EMBEDDING_MODE: 'deferred', MIGRATE_ON_START: 'true', LOG_LEVEL: 'warn' });
   const m = await createMnemograph(config, { log: createLogger('warn'), backgroundEmbedding: false });
   const userId = `${PREFIX}${Date.now()}`;
   const bar = new SingleBar({ format: '{phase} [{bar}] {value}/{total} {eta_formatted}' }, Presets.shades_classic);
