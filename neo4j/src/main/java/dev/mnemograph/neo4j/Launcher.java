@@ -28,9 +28,9 @@ import org.neo4j.internal.kernel.api.connectioninfo.ClientConnectionInfo;
 import org.neo4j.internal.kernel.api.security.AuthenticationResult;
 import org.neo4j.internal.kernel.api.security.LoginContext;
 import org.neo4j.io.ByteUnit;
+import org.neo4j.kernel.api.impl.index.LuceneSettings;
 import org.neo4j.kernel.api.security.AuthManager;
 import org.neo4j.kernel.api.security.AuthToken;
-import org.neo4j.kernel.api.impl.index.LuceneSettings;
 import org.neo4j.kernel.internal.GraphDatabaseAPI;
 
 /**
