@@ -145,9 +145,9 @@ export interface EpisodicStore {
    */
   fulltextSearch(luceneQuery: string, q: TurnQuery): Promise<TurnHit[]>;
   /**
-   * The names that speak in the user's conversations (`speaker` of their turns; each
-   * conversation keeps its distinct speakers, up to 50), so recall can tell a question's
-   * person from its topic. Conversations written before the list existed are not in it.
+   * The names that speak in the user's conversations (`speaker` of their turns, kept on
+   * the User node as turns are written, up to 200), so recall can tell a question's person
+   * from its topic. One seek, however many conversations the user has.
    */
   speakers(userId: string): Promise<string[]>;
   /**

@@ -1,5 +1,5 @@
 import { SCOPED_LABELS, scopeKey } from '../infra/fulltext-scope';
-import { MAX_SPEAKERS } from '../episodic/neo4j-episodic-store';
+import { MAX_SPEAKERS, MAX_USER_SPEAKERS } from '../episodic/neo4j-episodic-store';
 import type { CypherRunner } from '../infra/neo4j';
 
 /**
@@ -41,10 +41,32 @@ RETURN count(c) AS n`;
 
 /** 007: the speakers list of conversations stored before the write path kept one. */
 async function conversationSpeakers(runner: CypherRunner): Promise<void> {
+  await untilNone(runner, SET_SPEAKERS, 'backfill_conversation_speakers');
+}
+
+/** Runs a batch write returning {n} until a batch touches nothing. */
+async function untilNone(runner: CypherRunner, query: string, op: string): Promise<void> {
   for (;;) {
-    const [row] = await runner.write<{ n: number }>(SET_SPEAKERS, {}, TAG('backfill_conversation_speakers'));
+    const [row] = await runner.write<{ n: number }>(query, {}, TAG(op));
     if (!row || Number(row.n) === 0) return;
   }
 }
 
-export const NEO4J_BACKFILLS: Record<number, Backfill> = { 6: scopeKeys, 7: conversationSpeakers };
+// -> {n}: up to 500 users without a speakers list get one from their conversations' lists ([] when none has one)
+const SET_USER_SPEAKERS = `MATCH (u:User) WHERE u.speakers IS NULL
+WITH u LIMIT 500
+CALL (u) {
+  OPTIONAL MATCH (u)-[:HAS_CONVERSATION]->(c:Conversation)
+  UNWIND coalesce(c.speakers, []) AS s
+  WITH DISTINCT s LIMIT ${MAX_USER_SPEAKERS}
+  RETURN collect(s) AS speakers
+}
+SET u.speakers = speakers
+RETURN count(u) AS n`;
+
+/** 008: the speakers list of users stored before the write path kept one. */
+async function userSpeakers(runner: CypherRunner): Promise<void> {
+  await untilNone(runner, SET_USER_SPEAKERS, 'backfill_user_speakers');
+}
+
+export const NEO4J_BACKFILLS: Record<number, Backfill> = { 6: scopeKeys, 7: conversationSpeakers, 8: userSpeakers };

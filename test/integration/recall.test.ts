@@ -232,7 +232,7 @@ describe('remember', () => {
     }, borrowed(embedded));
   });
 
-  it('gives conversations stored before they kept speakers the list from their turns (migration 007)', async () => {
+  it('gives conversations and users stored before they kept speakers the lists from their turns (migrations 007, 008)', async () => {
     const userId = uid('old');
     const conversationId = uid('c');
     await m.memory.storeTurns([
@@ -241,12 +241,39 @@ describe('remember', () => {
       { userId, conversationId: uid('c'), role: 'user', content: 'No speaker here.' },
     ]);
     await m.neo4j.write('MATCH (c:Conversation) WHERE c.user_id = $userId REMOVE c.speakers', { userId }, { subsystem: 'test', op: 'age' });
+    await m.neo4j.write('MATCH (u:User {id: $userId}) REMOVE u.speakers', { userId }, { subsystem: 'test', op: 'age' });
     const episodic = new Neo4jEpisodicStore(m.neo4j);
     expect(await episodic.speakers(userId)).toEqual([]);
     await NEO4J_BACKFILLS[7]!(m.neo4j);
-    expect((await episodic.speakers(userId)).sort()).toEqual(['Caroline', 'Melanie']);
     const lists = await m.neo4j.read<{ speakers: string[] }>('MATCH (c:Conversation) WHERE c.user_id = $userId RETURN c.speakers AS speakers ORDER BY size(c.speakers)', { userId }, { subsystem: 'test', op: 'read' });
     expect(lists.map((l) => l.speakers.length)).toEqual([0, 2]);
+    // Recall reads the user's list, which 008 fills from the conversations'.
+    expect(await episodic.speakers(userId)).toEqual([]);
+    await NEO4J_BACKFILLS[8]!(m.neo4j);
+    expect((await episodic.speakers(userId)).sort()).toEqual(['Caroline', 'Melanie']);
+  });
+
+  it("keeps a user's speakers on the User node as turns arrive, each once, from writers at once", async () => {
+    const userId = uid('u');
+    const names = Array.from({ length: 8 }, (_, i) => `Speaker${i}`);
+    const conversations = names.map(() => uid('c'));
+    await m.memory.storeTurns(conversations.map((conversationId) => ({ userId, conversationId, role: 'user' as const, content: 'Start.' })));
+    // Eight writers to existing conversations at once, each bringing a new speaker and one they share.
+    await Promise.all(
+      names.map((name, i) =>
+        m.memory.storeTurns([
+          { userId, conversationId: conversations[i]!, role: 'user', content: 'Hello there.', metadata: { speaker: name } },
+          { userId, conversationId: conversations[i]!, role: 'assistant', content: 'Hi!', metadata: { speaker: 'Ann' } },
+        ]),
+      ),
+    );
+    // A batch naming one new speaker twice adds it once; another user's speakers stay theirs.
+    await m.memory.storeTurns([
+      { userId, conversationId: uid('c'), role: 'user', content: 'One.', metadata: { speaker: 'Bo' } },
+      { userId, conversationId: uid('c'), role: 'user', content: 'Two.', metadata: { speaker: 'Bo' } },
+    ]);
+    await m.memory.storeTurns([{ userId: uid('other'), conversationId: uid('c'), role: 'user', content: 'Hi.', metadata: { speaker: 'Zed' } }]);
+    expect([...(await new Neo4jEpisodicStore(m.neo4j).speakers(userId))].sort()).toEqual(['Ann', 'Bo', ...names].sort());
   });
 
   it('answers a first-person question from the user\'s own turns before the assistant\'s', async () => {
