@@ -2,7 +2,7 @@ import type { ManagedTransaction } from 'neo4j-driver';
 import { MAX_OVERFETCH, indexOrFallback, type CypherRunner } from '../infra/neo4j';
 import { ValidationError } from '../errors';
 import { scopeKey } from '../infra/fulltext-scope';
-import { TIME_MENTION_CYPHER } from './prepare';
+import { TIME_MENTION_CYPHER, turnFlags } from './prepare';
 import type { EpisodicStore, NewTurn, ScoredTurn, StoreTurnResult, Turn, TurnHit, TurnQuery } from './contract';
 
 const TAG = (op: string) => ({ subsystem: 'episodic', op });
@@ -46,7 +46,8 @@ CALL (c, conv) {
 RETURN c.id AS id, c.user_id AS userId, c.channel AS channel, toInteger(c.turn_count) AS turnCount`;
 
 // $rows: [{id, conversationId, userId, channel, index, role, content, searchText, timestamp, tokenCount,
-//          contentHash, model, metadataJson, source, sessionId, connectionId, contextType, toolName, speaker, embedding}]
+//          contentHash, model, metadataJson, source, sessionId, connectionId, contextType, toolName, speaker, scopeKey,
+//          dated, asks, embedding}]
 // -> {turn, created}: the stored turn and whether this call created it
 const CREATE_TURNS = `
 UNWIND $rows AS row
@@ -57,7 +58,7 @@ MERGE (t:Turn {id: row.id})
                 t.token_count = toInteger(row.tokenCount), t.content_hash = row.contentHash, t.model = row.model,
                 t.metadata_json = row.metadataJson, t.source = row.source, t.session_id = row.sessionId,
                 t.connection_id = row.connectionId, t.context_type = row.contextType, t.tool_name = row.toolName,
-                t.speaker = row.speaker, t.scope_key = row.scopeKey, t.archived = false, t.access_count = 0,
+                t.speaker = row.speaker, t.scope_key = row.scopeKey, t.dated = row.dated, t.asks = row.asks, t.archived = false, t.access_count = 0,
                 t.embedding_pending = CASE WHEN row.embedding IS NULL THEN true ELSE null END, t.created_now = true
 WITH c, t, row, coalesce(t.created_now, false) AS created
 REMOVE t.created_now
@@ -115,10 +116,13 @@ const RECALL_FILTER = `t.user_id = $userId AND t.channel IN $channels AND NOT t.
   AND ($source IS NULL OR t.source = $source) AND ($sessionId IS NULL OR t.session_id = $sessionId)
   AND ($connectionId IS NULL OR t.connection_id = $connectionId) AND ($contextType IS NULL OR t.context_type = $contextType)`;
 
-// Projection of a search hit: only what ranking needs (content is fetched for the winners);
-// $timeMention is TIME_MENTION_CYPHER.
+// Projection of a search hit: only what ranking needs (content is fetched for the winners).
+// `asks` and `dated` are stored with the turn (turnFlags); a turn stored before they were is
+// evaluated here by the same rules ($timeMention is TIME_MENTION_CYPHER; coalesce reads the
+// content only then). Removing them makes a changed rule apply to every turn.
 const HIT = `t.id AS id, t.conversation_id AS conversationId, t.index AS index, t.channel AS channel, t.speaker AS speaker, t.role AS role,
-  toString(t.timestamp) AS timestamp, trim(t.content) ENDS WITH '?' AS asks, t.content =~ $timeMention AS dated`;
+  toString(t.timestamp) AS timestamp, coalesce(t.asks, trim(t.content) ENDS WITH '?') AS asks,
+  coalesce(t.dated, t.content =~ $timeMention) AS dated`;
 
 // $index (one of FULLTEXT_INDEXES), $query (Lucene, already scoped with +scope_key), $k, $limit,
 // RECALL_FILTER params -> {HIT, score}
@@ -287,6 +291,7 @@ export class Neo4jEpisodicStore implements EpisodicStore {
         toolName: m.toolName ?? null,
         speaker: m.speaker ?? null,
         scopeKey: scopeKey(t.userId, t.channel),
+        ...turnFlags(t.content),
         embedding: t.embedding ?? null,
       };
     });

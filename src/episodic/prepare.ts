@@ -51,5 +51,15 @@ export const TIME_MENTION =
   `(?:${NUMBER_WORDS}) (?:days?|weeks?|months?|years?)|${WEEKDAYS}|` +
   'january|february|march|april|june|july|august|september|october|november|december|(?:in|since|early|late|mid) may|may \\d|(?:19|20)\\d\\d';
 
-/** TIME_MENTION for Cypher's `=~`, which must match the whole string (search hits' `dated`). */
+/** TIME_MENTION for Cypher's `=~`, which must match the whole string (`dated` of turns stored before it was kept). */
 export const TIME_MENTION_CYPHER = `(?is).*\\b(?:${TIME_MENTION})\\b.*`;
+const SAYS_WHEN = new RegExp(`\\b(?:${TIME_MENTION})\\b`, 'i');
+
+/**
+ * What recall asks of every hit, worked out once when the turn is stored (`dated`, `asks`):
+ * whether it places something in time (TIME_MENTION) and whether it asks a question (so
+ * its reply holds the answer). Evaluating them per hit read each hit's content.
+ */
+export function turnFlags(content: string): { dated: boolean; asks: boolean } {
+  return { dated: SAYS_WHEN.test(content), asks: content.trim().endsWith('?') };
+}

@@ -313,6 +313,15 @@ describe('remember', () => {
       // A question that does not ask when boosts nothing.
       const other = await rrf.memory.remember({ userId, query: 'Is my dentist good?', techniques: { ...KEYWORDS_ONLY, timeAnswerBoost: true } });
       expect(other.turns.every((t) => t.signals.timeAnswer === undefined)).toBe(true);
+      // The flag is stored with the turn and read from there; a turn without it (stored
+      // before it was kept) is judged from its content by the same rule.
+      const flags = () => m.neo4j.read<{ dated: boolean | null }>('MATCH (t:Turn) WHERE t.user_id = $userId RETURN t.dated AS dated ORDER BY t.index', { userId }, { subsystem: 'test', op: 'flags' });
+      expect((await flags()).map((r) => r.dated)).toEqual([false, true]);
+      const asked = async () => (await rrf.memory.remember({ userId, query: 'When was I at the dentist?', techniques: { ...KEYWORDS_ONLY, timeAnswerBoost: true } })).turns.find((t) => /yesterday/.test(t.turn.content))!;
+      await m.neo4j.write('MATCH (t:Turn) WHERE t.user_id = $userId SET t.dated = false', { userId }, { subsystem: 'test', op: 'flags' });
+      expect((await asked()).signals.timeAnswer).toBeUndefined();
+      await m.neo4j.write('MATCH (t:Turn) WHERE t.user_id = $userId REMOVE t.dated, t.asks', { userId }, { subsystem: 'test', op: 'flags' });
+      expect((await asked()).signals.timeAnswer?.note).toBe('says when');
     });
   });
 

@@ -1,5 +1,5 @@
 import { feedbackTerms } from '../../src/retrieval/recall-engine';
-import { TIME_MENTION_CYPHER } from '../../src/episodic/prepare';
+import { TIME_MENTION_CYPHER, turnFlags } from '../../src/episodic/prepare';
 import { scopeKey } from '../../src/infra/fulltext-scope';
 import { asksWhen, buildLuceneQuery, escapeLucene, keywords, statementForm, withoutWords } from '../../src/retrieval/query-text';
 import { parseTimeHint } from '../../src/retrieval/self-query';
@@ -60,11 +60,20 @@ describe('TIME_MENTION_CYPHER', () => {
   // this pattern alike once the inline flags become RegExp flags.
   const dated = new RegExp(`^${TIME_MENTION_CYPHER.replace('(?is)', '')}$`, 'is');
 
-  it('finds words that place a turn in time, across lines, and not look-alikes', () => {
-    for (const t of ['I went to the support group yesterday.', 'We met two years ago', 'Back in May I started', 'It was 2019, I think', 'See you next Friday!', 'I have been painting for 7 years now', 'this weekend was fun', 'first line\nand then yesterday\nthird'])
+  it('finds words that place a turn in time, across lines, and not look-alikes; turnFlags, which stores them, agrees', () => {
+    for (const t of ['I went to the support group yesterday.', 'We met two years ago', 'Back in May I started', 'It was 2019, I think', 'See you next Friday!', 'I have been painting for 7 years now', 'this weekend was fun', 'first line\nand then yesterday\nthird']) {
       expect(dated.test(t)).toBe(true);
-    for (const t of ['I may go later', 'My favourite colour is blue', 'Thanks, sounds great!', 'I painted a sunrise over the lake', 'Call me at 555-1234'])
+      expect(turnFlags(t).dated).toBe(true);
+    }
+    for (const t of ['I may go later', 'My favourite colour is blue', 'Thanks, sounds great!', 'I painted a sunrise over the lake', 'Call me at 555-1234']) {
       expect(dated.test(t)).toBe(false);
+      expect(turnFlags(t).dated).toBe(false);
+    }
+  });
+
+  it('marks a turn that asks a question, as the Cypher rule did (trailing space ignored)', () => {
+    expect(turnFlags('What did you paint? ').asks).toBe(true);
+    expect(turnFlags('I asked: why? Then I left.').asks).toBe(false);
   });
 });
 
