@@ -93,8 +93,16 @@ RETURN ${TURN} AS turn, created`;
 
 // $userId -> {speakers}: the user's speakers, kept on the User node as turns are written: one
 // seek, where reading every conversation's list took 30-50 ms warm and ~300 ms cold for a user
-// with 10,000 conversations (migration 008 gave older users theirs)
-const SPEAKERS = `MATCH (u:User {id: $userId}) RETURN coalesce(u.speakers, []) AS speakers`;
+// with 10,000 conversations. A user without the list (imported from an export made before it
+// was kept; migration 008 gave the others theirs) is read the old way.
+const SPEAKERS = `
+MATCH (u:User {id: $userId})
+RETURN coalesce(u.speakers, COLLECT {
+  MATCH (u)-[:HAS_CONVERSATION]->(c:Conversation) WHERE c.speakers IS NOT NULL
+  UNWIND c.speakers AS s
+  WITH DISTINCT s LIMIT ${MAX_USER_SPEAKERS}
+  RETURN s
+}) AS speakers`;
 
 // $userId, $conversationId -> {turn} in index order
 const GET_CONVERSATION = `

@@ -247,9 +247,11 @@ describe('remember', () => {
     await NEO4J_BACKFILLS[7]!(m.neo4j);
     const lists = await m.neo4j.read<{ speakers: string[] }>('MATCH (c:Conversation) WHERE c.user_id = $userId RETURN c.speakers AS speakers ORDER BY size(c.speakers)', { userId }, { subsystem: 'test', op: 'read' });
     expect(lists.map((l) => l.speakers.length)).toEqual([0, 2]);
-    // Recall reads the user's list, which 008 fills from the conversations'.
-    expect(await episodic.speakers(userId)).toEqual([]);
+    // A user without its own list is read from the conversations' lists, until 008 fills it.
+    expect((await episodic.speakers(userId)).sort()).toEqual(['Caroline', 'Melanie']);
     await NEO4J_BACKFILLS[8]!(m.neo4j);
+    const [user] = await m.neo4j.read<{ speakers: string[] }>('MATCH (u:User {id: $userId}) RETURN u.speakers AS speakers', { userId }, { subsystem: 'test', op: 'read' });
+    expect([...user!.speakers].sort()).toEqual(['Caroline', 'Melanie']);
     expect((await episodic.speakers(userId)).sort()).toEqual(['Caroline', 'Melanie']);
   });
 
