@@ -27,6 +27,17 @@ const TURN = `{ id: t.id, userId: t.user_id, channel: t.channel, conversationId:
   content: t.content, timestamp: toString(t.timestamp), tokenCount: t.token_count, metadataJson: t.metadata_json,
   embedded: t.embedding IS NOT NULL }`;
 
+/**
+ * Cypher expression: the distinct speakers of user `u`'s conversations, from their lists (what
+ * the User node's own list holds; migration 008 fills that list with it).
+ */
+export const SPEAKERS_OF_CONVERSATIONS = `COLLECT {
+  MATCH (u)-[:HAS_CONVERSATION]->(c:Conversation) WHERE c.speakers IS NOT NULL
+  UNWIND c.speakers AS s
+  WITH DISTINCT s LIMIT ${MAX_USER_SPEAKERS}
+  RETURN s
+}`;
+
 // $conversations: [{id, userId, channel, startedAt}] -> {id, userId, channel, turnCount}
 // Creates missing conversations (and their user) and write-locks each one for the rest of
 // the transaction (a real property change, so Neo4j takes the lock), so concurrent writers
@@ -42,6 +53,10 @@ CALL (c, conv) {
   WITH c, conv WHERE c.user_id = conv.userId
   MERGE (u:User {id: conv.userId})
   MERGE (u)-[:HAS_CONVERSATION]->(c)
+  // The user's speakers list (CREATE_TURNS adds to it) starts from its conversations' lists:
+  // [] for a new user, the old speakers for one imported without the list.
+  WITH u WHERE u.speakers IS NULL
+  SET u.speakers = ${SPEAKERS_OF_CONVERSATIONS}
 }
 RETURN c.id AS id, c.user_id AS userId, c.channel AS channel, toInteger(c.turn_count) AS turnCount`;
 
@@ -65,18 +80,22 @@ REMOVE t.created_now
 WITH c, t, row, created
 CALL (c, t, row, created) {
   WITH c, t, row WHERE created
+  // Only a speaker new to the conversation can be new to the user (every conversation's
+  // speakers are on the user's list), so only then is the user looked at.
+  WITH c, t, row, row.speaker IS NOT NULL AND NOT row.speaker IN coalesce(c.speakers, []) AS newSpeaker
   MERGE (c)-[:HAS_TURN]->(t)
   SET c.turn_count = CASE WHEN c.turn_count > t.index THEN c.turn_count ELSE t.index + 1 END,
       c.last_turn_at = CASE WHEN c.last_turn_at IS NULL OR c.last_turn_at < t.timestamp THEN t.timestamp ELSE c.last_turn_at END,
       c.speakers = CASE WHEN row.speaker IS NULL OR row.speaker IN coalesce(c.speakers, []) OR size(coalesce(c.speakers, [])) >= ${MAX_SPEAKERS}
                         THEN c.speakers ELSE coalesce(c.speakers, []) + row.speaker END
-  WITH t, row
+  WITH t, row, newSpeaker
   // A speaker new to the user joins the user's list. The user is write-locked before the list
   // is read again, so writers adding different speakers at once all land (the MERGE of
   // HAS_CONVERSATION seems to lock the user already; this does not depend on it).
-  CALL (row) {
+  CALL (row, newSpeaker) {
+    WITH row WHERE newSpeaker
     MATCH (u:User {id: row.userId})
-    WITH u, row WHERE row.speaker IS NOT NULL AND NOT row.speaker IN coalesce(u.speakers, [])
+    WITH u, row WHERE NOT row.speaker IN coalesce(u.speakers, [])
     SET u.speakers_lock = true
     REMOVE u.speakers_lock
     WITH u, row WHERE NOT row.speaker IN coalesce(u.speakers, []) AND size(coalesce(u.speakers, [])) < ${MAX_USER_SPEAKERS}
@@ -94,15 +113,9 @@ RETURN ${TURN} AS turn, created`;
 // $userId -> {speakers}: the user's speakers, kept on the User node as turns are written: one
 // seek, where reading every conversation's list took 30-50 ms warm and ~300 ms cold for a user
 // with 10,000 conversations. A user without the list (imported from an export made before it
-// was kept; migration 008 gave the others theirs) is read the old way.
-const SPEAKERS = `
-MATCH (u:User {id: $userId})
-RETURN coalesce(u.speakers, COLLECT {
-  MATCH (u)-[:HAS_CONVERSATION]->(c:Conversation) WHERE c.speakers IS NOT NULL
-  UNWIND c.speakers AS s
-  WITH DISTINCT s LIMIT ${MAX_USER_SPEAKERS}
-  RETURN s
-}) AS speakers`;
+// was kept, until its next write; migration 008 gave the others theirs) is read the old way
+// (coalesce: only then).
+const SPEAKERS = `MATCH (u:User {id: $userId}) RETURN coalesce(u.speakers, ${SPEAKERS_OF_CONVERSATIONS}) AS speakers`;
 
 // $userId, $conversationId -> {turn} in index order
 const GET_CONVERSATION = `

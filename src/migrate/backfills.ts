@@ -1,5 +1,5 @@
 import { SCOPED_LABELS, scopeKey } from '../infra/fulltext-scope';
-import { MAX_SPEAKERS, MAX_USER_SPEAKERS } from '../episodic/neo4j-episodic-store';
+import { MAX_SPEAKERS, SPEAKERS_OF_CONVERSATIONS } from '../episodic/neo4j-episodic-store';
 import type { CypherRunner } from '../infra/neo4j';
 
 /**
@@ -55,13 +55,7 @@ async function untilNone(runner: CypherRunner, query: string, op: string): Promi
 // -> {n}: up to 500 users without a speakers list get one from their conversations' lists ([] when none has one)
 const SET_USER_SPEAKERS = `MATCH (u:User) WHERE u.speakers IS NULL
 WITH u LIMIT 500
-CALL (u) {
-  OPTIONAL MATCH (u)-[:HAS_CONVERSATION]->(c:Conversation)
-  UNWIND coalesce(c.speakers, []) AS s
-  WITH DISTINCT s LIMIT ${MAX_USER_SPEAKERS}
-  RETURN collect(s) AS speakers
-}
-SET u.speakers = speakers
+SET u.speakers = ${SPEAKERS_OF_CONVERSATIONS}
 RETURN count(u) AS n`;
 
 /** 008: the speakers list of users stored before the write path kept one. */

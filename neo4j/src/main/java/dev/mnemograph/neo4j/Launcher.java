@@ -127,7 +127,7 @@ public final class Launcher {
         String pageCache = setting("NEO4J_PAGECACHE", "256m");
         String txTimeout = setting("NEO4J_TX_TIMEOUT", "0");
         boolean stopOnStdinEof = bool("NEO4J_STOP_ON_STDIN_EOF", false);
-        int vectorMergeFactor = intInRange("NEO4J_VECTOR_MERGE_FACTOR", DEFAULT_VECTOR_MERGE_FACTOR, 2, 1000);
+        int vectorMergeFactor = intInRange("NEO4J_VECTOR_MERGE_FACTOR", DEFAULT_VECTOR_MERGE_FACTOR, 2, 1000, "an integer");
 
         if (authEnabled && password.length() < MIN_PASSWORD_LENGTH) {
             throw new IllegalArgumentException(
@@ -303,7 +303,8 @@ public final class Launcher {
         return v == null || v.isBlank() ? def : v.trim();
     }
 
-    private static int intInRange(String name, int def, int min, int max) {
+    /** An integer setting in [min, max]; a bad value names the setting, `what` it must be, and the range. */
+    private static int intInRange(String name, int def, int min, int max, String what) {
         String v = setting(name, null);
         if (v == null) {
             return def;
@@ -315,24 +316,12 @@ public final class Launcher {
             }
             return n;
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(name + " must be an integer " + min + "-" + max + ", got '" + v + "'");
+            throw new IllegalArgumentException(name + " must be " + what + " " + min + "-" + max + ", got '" + v + "'");
         }
     }
 
     private static int port(String name, int def) {
-        String v = setting(name, null);
-        if (v == null) {
-            return def;
-        }
-        try {
-            int p = Integer.parseInt(v);
-            if (p < 1 || p > 65535) {
-                throw new NumberFormatException();
-            }
-            return p;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(name + " must be a port number 1-65535, got '" + v + "'");
-        }
+        return intInRange(name, def, 1, 65535, "a port number");
     }
 
     private static boolean bool(String name, boolean def) {
