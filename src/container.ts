@@ -10,7 +10,7 @@ import { createNeo4jDriver, Neo4jExecutor, waitForNeo4j } from './infra/neo4j';
 import { createPgPools } from './infra/postgres';
 import { createRedis, type RedisClient } from './infra/redis';
 import { AgentMemory } from './memory/agent-memory';
-import { checkEmbeddingLock, REPO_ROOT, runMigrations } from './migrate';
+import { assertMigrated, REPO_ROOT, runMigrations } from './migrate';
 import { FailoverWorkingStore, MemoryWorkingStore, RedisWorkingStore } from './working';
 import { ChatTextGenerator, HttpReranker, HybridRecallEngine, LlmReranker, Neo4jReinforcer, recallSettingsFrom, type ProfileSource, type RecallSource } from './retrieval';
 import { createDefaultSources } from './retrieval/sources';
@@ -89,8 +89,9 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
 
   try {
     await waitForNeo4j(driver, { uri: config.neo4j.uri, database: config.neo4j.database }, 5_000);
-    if (config.migrateOnStart) await runMigrations({ neo4j, pg: pools.primary, config }, { check: false, root: REPO_ROOT });
-    if (!opts.skipEmbeddingLock) await checkEmbeddingLock(neo4j, { provider: embedder.provider, model: embedder.model, dimensions: embedder.dimensions });
+    const deps = { neo4j, pg: pools.primary, config };
+    if (config.migrateOnStart) await runMigrations(deps, { check: false, root: REPO_ROOT });
+    else if (!opts.skipEmbeddingLock) await assertMigrated(deps, REPO_ROOT);
   } catch (err) {
     await closeAll();
     throw err;

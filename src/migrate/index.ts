@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type pg from 'pg';
 import type { Config } from '../config';
 import type { CypherRunner } from '../infra/neo4j';
+import { SchemaError } from '../errors';
 import { mapPgError } from '../infra/postgres';
 import { loadMigrations } from './files';
 import { migrateNeo4j } from './neo4j-migrator';
@@ -34,4 +35,19 @@ export async function runMigrations(
     },
   );
   return [neo, pgReport];
+}
+
+/**
+ * Refuses to start against databases that lack a migration this code needs (a fresh
+ * database, or an upgrade not yet migrated), naming the command that fixes it, instead of
+ * failing later on the first missing table or index. Also checks the embedding-model lock.
+ */
+export async function assertMigrated(deps: { neo4j: CypherRunner; pg: pg.Pool; config: Config }, root?: string): Promise<void> {
+  const pending = (await runMigrations(deps, { check: true, root })).flatMap((r) => r.pending.map((p) => `${r.store} ${p}`));
+  if (pending.length > 0) {
+    throw new SchemaError(
+      `the databases are not migrated: ${pending.length} migration(s) pending (${pending.join(', ')}); run \`mnemograph migrate\` (npm run migrate), or start with MIGRATE_ON_START=true`,
+      { pending },
+    );
+  }
 }

@@ -177,6 +177,27 @@ describe('health and bad connection settings', () => {
     expect(cli(['stack', 'status']).code).toBe(0);
   });
 
+  it('a command against an unmigrated database names the migrations and the command to run, and creates nothing', async () => {
+    const db = `mg_unmigrated_${uid('d').replace(/-/g, '_')}`;
+    await s.pg.query(`CREATE DATABASE ${db}`);
+    const url = new URL(s.config.postgres.url);
+    url.pathname = `/${db}`;
+    try {
+      const out = cli(['stats'], { DATABASE_URL: url.toString() });
+      expect(out.code).toBe(1);
+      expect(out.stderr.split('\n')).toHaveLength(1);
+      expect(out.stderr).toMatch(/^mnemograph: SCHEMA_MISMATCH: the databases are not migrated: \d+ migration\(s\) pending \(postgres 001_initial, .*\); run `mnemograph migrate`/);
+      const pool = createPgPool(url.toString(), 1);
+      try {
+        expect((await pool.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'")).rows[0].n).toBe(0);
+      } finally {
+        await pool.end();
+      }
+    } finally {
+      await s.pg.query(`DROP DATABASE ${db}`);
+    }
+  });
+
   it.each([
     [{ NEO4J_URI: 'bolt//127.0.0.1:7687' }, /^mnemograph: CONFIG_INVALID: NEO4J_URI: .*Fix: set NEO4J_URI/],
     [{ NEO4J_PASSWORD: 'not-the-password' }, /^mnemograph: STORE_UNAVAILABLE: .*rejected the credentials; fix NEO4J_USER \/ NEO4J_PASSWORD$/],
