@@ -134,7 +134,7 @@ function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, metrics: Ap
     const t0 = performance.now();
     let outcome = 'error';
     try {
-      const result = await r.handler(ns.mapIn(input), ctx);
+      const result = await r.handler(ns.mapIn(input), { ...ctx, external: (v) => ns.mapOut(v) });
       outcome = 'ok';
       if (r.access === 'erase') for (const u of userIds) await tenants.unregisterUser(principal.tenantId, u);
       if (r.id === 'getContextValue') metrics.workingLookups.inc({ result: 'hit' });

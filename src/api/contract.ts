@@ -19,6 +19,15 @@ export interface RouteContext {
 }
 
 /**
+ * Per request: `external` rewrites internal ids to the ids the caller's tenant knows (every
+ * JSON result gets this on the way out; a handler that renders ids into text, such as the
+ * prompt block, applies it before rendering).
+ */
+export interface RequestContext extends RouteContext {
+  external<T>(value: T): T;
+}
+
+/**
  * One operation of the API. This single definition drives the express route, request
  * validation, tenant checks, the OpenAPI document and the client's typed method.
  *
@@ -41,7 +50,7 @@ export interface Route<I extends z.ZodObject = z.ZodObject, O extends z.ZodType 
   access: UserAccess;
   /** Whether the running facade offers this operation (routes of facade methods not yet built are skipped). */
   available?: (memory: AgentMemory) => boolean;
-  handler: (input: z.output<I>, ctx: RouteContext) => Promise<z.input<O>>;
+  handler: (input: z.output<I>, ctx: RequestContext) => Promise<z.input<O>>;
 }
 
 /** Identity helper that keeps a route's input and output types for the client. */

@@ -70,7 +70,10 @@ export const recallContext = route({
   status: 200,
   access: 'owned',
   available: has('formatContext'),
-  handler: async ({ tokenBudget, ...query }, { memory }) => ({ context: memory.formatContext(await memory.remember(query), tokenBudget ? { tokenBudget } : {}) }),
+  handler: async ({ tokenBudget, ...query }, { memory, external }) => ({
+    // The block cites turn ids: render it with the ids the caller knows.
+    context: memory.formatContext(external(await memory.remember(query)), tokenBudget ? { tokenBudget } : {}),
+  }),
 });
 
 export const upsertEntity = route({

@@ -61,8 +61,11 @@ export const RecallQuerySchema = z
 export type RecallQuery = z.input<typeof RecallQuerySchema>;
 export type ParsedRecallQuery = z.output<typeof RecallQuerySchema>;
 
-/** Why an item was recalled: the signals that found it, with its rank (1-based) and raw score in each. */
-export type Signals = Record<string, { rank?: number; score?: number; note?: string }>;
+/**
+ * Why an item was recalled: the signals that found it, with its rank (1-based) and raw score
+ * in each; `turnId` names the turn a neighbour signal came from.
+ */
+export type Signals = Record<string, { rank?: number; score?: number; note?: string; turnId?: string }>;
 
 export interface RecalledTurn {
   turn: Turn;

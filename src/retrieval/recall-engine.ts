@@ -358,7 +358,7 @@ export class HybridRecallEngine implements RecallEngine {
     let ranked = sortByScore(
       [...smoothed].map(([id, v]) => {
         const sig = signals.get(id) ?? {};
-        if (v.from) sig.neighbour = { note: v.from, score: round(v.score - (base.get(id) ?? 0), 6) };
+        if (v.from) sig.neighbour = { turnId: v.from, score: round(v.score - (base.get(id) ?? 0), 6) };
         let score = v.score;
         // A neighbour no signal returned is dated by the turn it came from (same conversation).
         const timestamp = (hits.get(id) ?? (v.from ? hits.get(v.from) : undefined))?.timestamp;

@@ -26,8 +26,9 @@ describe('every route', () => {
     expect(r.status).toBe(route.status);
     const parsed = route.output.safeParse(r.body);
     if (!parsed.success) throw new Error(`${id} response does not match its schema: ${z.prettifyError(parsed.error)}`);
-    // Ids come back in the tenant's terms, never namespaced.
-    expect(JSON.stringify(r.body)).not.toContain('.' + u.userId);
+    // Ids come back in the tenant's terms, never namespaced: in id fields, in signals that
+    // name a turn, and in rendered text such as the prompt block's citations.
+    for (const own of [u.userId, u.conversationId]) expect(JSON.stringify(r.body)).not.toContain('.' + own);
     expect(r.headers.get('x-request-id')).toBeTruthy();
   });
 

@@ -166,7 +166,7 @@ describe('remember', () => {
     ]);
     const b = await m.memory.remember({ userId, query: 'Which painting did they make?', techniques: { ...PLAIN, vector: false, neighbours: true } });
     const answer = b.turns.find((t) => t.turn.content.startsWith('A sunrise'));
-    expect(answer?.signals.neighbour?.note).toBe(`${conversationId}:0`);
+    expect(answer?.signals.neighbour?.turnId).toBe(`${conversationId}:0`);
     expect(answer?.signals.fulltext).toBeUndefined();
     // The question gives way to its reply: the reply ranks first, the question after it.
     expect(contents(b).slice(0, 2)).toEqual(['A sunrise over the lake, in oils.', 'What did you paint last weekend?']);
