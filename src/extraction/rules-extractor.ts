@@ -29,8 +29,10 @@ const NOT_NAMES = new Set([
   'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday', 'today', 'tomorrow', 'yesterday', 'god', 'mom',
   'dad', 'mum', 'bro', 'dude', 'buddy', 'man', 'guys', 'love', 'xoxo', 'haha', 'hahaha', 'definitely', 'totally', 'absolutely', 'lgbtq',
   'january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december',
-  'christmas', 'easter', 'halloween', 'thanksgiving', 'pride',
+  'christmas', 'easter', 'halloween', 'thanksgiving', 'pride', 'st', 'mt', 'dr', 'mr', 'mrs', 'ms', 'jr', 'sr',
 ]);
+/** A name that starts so is one place ("St. Mary's", "Mount Hood"), not a person inside it. */
+const PLACE_PREFIX = /^(?:St\.?|Saint|Mt\.?|Mount|Fort|Lake|San|Santa)\s+[A-Z]/;
 const PLACE_PREPOSITIONS = /\b(?:in|to|from|at|near|visit(?:ed|ing)?|around|across|through)\s+(?:the\s+)?$/i;
 // Sentence openers; only "actually", "correction" or "I meant" make it a correction ("No, thanks" does not).
 const CORRECTION_OPENER = /^\s*(?:(?:actually|correction|sorry|oops|wait|well|no|nope)\b[\s,:;.!-]*)+(?:i\s+meant\b[\s,:-]*)?|^\s*i\s+meant\b[\s,:-]*/i;
@@ -46,6 +48,10 @@ interface Pattern {
   certainty: Certainty;
   temporal?: TemporalTag;
   objectType?: EntityType;
+  /** The object is a common-noun phrase ("a nurse"), cut before "at"/"for"/"in", not a name. */
+  title?: boolean;
+  /** Other patterns may also match the sentence ("I work as a nurse at X": a title and an employer). */
+  partial?: boolean;
   claim: (subject: string, object: string) => string;
 }
 
@@ -56,7 +62,8 @@ const PATTERNS: Pattern[] = [
   { re: /\bi(?:'m| am)? (?:going to|gonna|will) (?:start )?work(?:ing)? (?:at|for)\s+(.+)/i, relation: 'works_at', singleValued: true, certainty: 'explicit', temporal: 'future', objectType: 'organization', claim: (s, o) => `${s} will work at ${o}` },
   { re: /\bi(?:'m| am)? (?:now )?work(?:ing|s)? (?:at|for)\s+(.+)/i, relation: 'works_at', singleValued: true, certainty: 'explicit', objectType: 'organization', claim: (s, o) => `${s} works at ${o}` },
   { re: /\bi (?:just )?(?:got a job|started (?:a new job|working)) (?:at|with)\s+(.+)/i, relation: 'works_at', singleValued: true, certainty: 'implied', objectType: 'organization', claim: (s, o) => `${s} works at ${o}` },
-  { re: /\bi(?:'m| am)? work(?:ing)? as (?:an? )?(.+)/i, relation: 'job_title', singleValued: true, certainty: 'explicit', claim: (s, o) => `${s} works as ${o}` },
+  { re: /\bi(?:'m| am)? work(?:ing)? as (?:an? )?(.+)/i, relation: 'job_title', singleValued: true, certainty: 'explicit', title: true, partial: true, claim: (s, o) => `${s} works as ${o}` },
+  { re: /\bi(?:'m| am)? work(?:ing)? as (?:an? )?[\w -]+? (?:at|for)\s+(.+)/i, relation: 'works_at', singleValued: true, certainty: 'explicit', objectType: 'organization', claim: (s, o) => `${s} works at ${o}` },
   { re: /\bi(?:'m| am) an? ((?:software |senior |junior )?(?:engineer|developer|teacher|nurse|doctor|designer|student|counselor|artist|writer|manager|lawyer|chef))\b/i, relation: 'job_title', singleValued: true, certainty: 'explicit', claim: (s, o) => `${s} is a ${o}` },
   { re: /\bi used to live in\s+(.+)/i, relation: 'lives_in', singleValued: true, certainty: 'explicit', temporal: 'past', objectType: 'place', claim: (s, o) => `${s} used to live in ${o}` },
   { re: /\bi(?:'m| am)? (?:now )?liv(?:e|ing) in\s+(.+)/i, relation: 'lives_in', singleValued: true, certainty: 'explicit', objectType: 'place', claim: (s, o) => `${s} lives in ${o}` },
@@ -112,13 +119,18 @@ export class RulesExtractor implements Extractor {
   }
 }
 
+/** How names compare: case and dots aside ("St. Mary" is "st mary"). */
+function nameKey(name: string): string {
+  return name.toLowerCase().replace(/\./g, '');
+}
+
 /** Entities by case-insensitive name; a later, more specific type wins over `other`. */
 class EntityBag {
   private readonly byKey = new Map<string, ExtractedEntity>();
   /** `authoritative`: the type comes from a pattern ("I work at X"), not a guess, and replaces a guessed one. */
   add(e: ExtractedEntity, authoritative = false): void {
     if (!isName(e.name)) return;
-    const key = e.name.toLowerCase();
+    const key = nameKey(e.name);
     const found = this.byKey.get(key);
     if (!found) {
       this.byKey.set(key, { ...e, aliases: [...e.aliases] });
@@ -129,7 +141,7 @@ class EntityBag {
     if (!found.description && e.description) found.description = e.description;
   }
   has(name: string): boolean {
-    return this.byKey.has(name.toLowerCase());
+    return this.byKey.has(nameKey(name));
   }
   list(): ExtractedEntity[] {
     return [...this.byKey.values()];
@@ -175,41 +187,51 @@ function isName(name: string): boolean {
 function mentions(sentence: string, bag: EntityBag): void {
   const doc = nlp(sentence);
   const typed = new Set<string>();
+  // "St. Mary's" is one place: compromise would make a place "St" and a person "Mary".
+  for (const span of doc.match('#ProperNoun+').out('array') as string[]) {
+    const name = cleanName(span);
+    if (!PLACE_PREFIX.test(name)) continue;
+    bag.add({ name, type: 'place', aliases: [] });
+    for (const w of name.split(/\s+/)) typed.add(nameKey(cleanName(w)));
+    typed.add(nameKey(name));
+  }
   for (const m of matchTexts(doc.people())) {
+    if (typed.has(nameKey(m.text))) continue;
     bag.add({ name: m.text, type: 'person', aliases: [] });
-    typed.add(m.text.toLowerCase());
+    typed.add(nameKey(m.text));
   }
   for (const m of matchTexts(doc.places())) {
+    if (typed.has(nameKey(m.text))) continue;
     bag.add({ name: m.text, type: 'place', aliases: [] });
-    typed.add(m.text.toLowerCase());
+    typed.add(nameKey(m.text));
   }
   for (const m of matchTexts(doc.organizations())) {
-    if (typed.has(m.text.toLowerCase())) continue;
+    if (typed.has(nameKey(m.text))) continue;
     bag.add({ name: m.text, type: 'organization', aliases: [] });
-    typed.add(m.text.toLowerCase());
+    typed.add(nameKey(m.text));
   }
   for (const [, role, name] of sentence.matchAll(ROLE_BEFORE)) {
     if (!ROLES.has(role!) || !isName(cleanName(name!))) continue;
     const n = cleanName(name!);
     bag.add({ name: n, type: PETS.has(role!) ? 'other' : 'person', aliases: SINGLE_ROLES.has(role!) ? [`my ${role}`] : [], description: `my ${role}` });
-    typed.add(n.toLowerCase());
+    typed.add(nameKey(n));
   }
   for (const [, name, role] of sentence.matchAll(ROLE_AFTER)) {
     if (!ROLES.has(role!) || !isName(cleanName(name!))) continue;
     const n = cleanName(name!);
     bag.add({ name: n, type: PETS.has(role!) ? 'other' : 'person', aliases: SINGLE_ROLES.has(role!) ? [`my ${role}`] : [], description: `my ${role}` });
-    typed.add(n.toLowerCase());
+    typed.add(nameKey(n));
   }
   for (const [, name] of sentence.matchAll(NAMED)) {
     const n = cleanName(name!);
-    if (!typed.has(n.toLowerCase())) bag.add({ name: n, type: 'other', aliases: [] });
-    typed.add(n.toLowerCase());
+    if (!typed.has(nameKey(n))) bag.add({ name: n, type: 'other', aliases: [] });
+    typed.add(nameKey(n));
   }
   // Proper nouns compromise did not type: a place after "in/to/from...", else a concept.
   const proper = doc.match('#ProperNoun+');
   for (const m of (proper.json({ offset: true }) as Array<JsonMatch & { offset?: { start: number } }>)) {
     const name = cleanName((m.terms ?? []).map((t) => t.text).join(' '));
-    if (!isName(name) || typed.has(name.toLowerCase())) continue;
+    if (!isName(name) || typed.has(nameKey(name))) continue;
     const tags = (m.terms ?? []).flatMap((t) => t.tags ?? []);
     const before = sentence.slice(0, m.offset?.start ?? 0);
     const sentenceStart = before.trim() === '' || /[,:;!?]\s*$/.test(before);
@@ -219,14 +241,33 @@ function mentions(sentence: string, bag: EntityBag): void {
   }
 }
 
-/** The object phrase of a pattern: up to the first clause break, at most 6 words, preferring a proper noun inside it. */
-function objectPhrase(raw: string, refDate: Date): string {
+// A clause ends at punctuation (not the dot of "St." or "Dr.") or a conjunction; a title also
+// before a preposition ("nurse at St. Mary's" -> "nurse").
+const CLAUSE_BREAK = /(?<!\b(?:St|Mt|Dr|Mr|Mrs|Ms|Jr|Sr|Prof|Inc|Ltd|Co))\.|[,;!?()]|\s(?:and|but|because|since|so|when|with|where|which|who|as|though|although|if|or)\s/i;
+const TITLE_BREAK = /\s(?:at|for|in|on|from|with)\s/i;
+
+/** Dates that say when (a day, month, year or weekday), not a bare part of the day ("night shifts"). */
+function datesIn(text: string, refDate: Date): chrono.ParsedResult[] {
+  return chrono.parse(text, refDate).filter((d) => (['year', 'month', 'day', 'weekday'] as const).some((c) => d.start.isCertain(c)));
+}
+
+/**
+ * The object phrase of a pattern: up to the first clause break, at most 6 words, preferring
+ * a proper noun inside it; a title is the common-noun phrase itself.
+ */
+function objectPhrase(raw: string, refDate: Date, title = false): string {
   let text = raw;
   // Dates are validity, not part of the value: "Stripe next month" -> "Stripe".
-  for (const d of chrono.parse(raw, refDate)) text = text.replace(d.text, ' ');
-  const clause = text.split(/[.,;!?()]|\s(?:and|but|because|since|so|when|with|where|which|who|as|though|although|if|or)\s/i)[0] ?? '';
-  const proper = nlp(clause).match('#ProperNoun+').out('array') as string[];
-  if (proper.length > 0) return cleanName(proper[0]!);
+  for (const d of datesIn(raw, refDate)) text = text.replace(d.text, ' ');
+  let clause = text.split(CLAUSE_BREAK)[0] ?? '';
+  if (title) clause = clause.split(TITLE_BREAK)[0] ?? '';
+  const proper = title ? [] : (nlp(clause).match('#ProperNoun+').out('array') as string[]);
+  if (proper.length > 0) {
+    // compromise may leave out a leading "St." / "Mt." of the name it finds.
+    const at = clause.indexOf(proper[0]!);
+    const prefix = /\b(?:St|Mt|Saint|Mount|Fort)\.?\s+$/.exec(clause.slice(0, Math.max(at, 0)))?.[0] ?? '';
+    return cleanName(prefix + proper[0]!);
+  }
   const words = clause.trim().split(/\s+/).slice(0, 6);
   return words.join(' ').replace(/^(?:the|a|an|my|to|some)\s+/i, '').replace(/[^\p{L}\p{N}]+$/u, '').trim();
 }
@@ -249,10 +290,10 @@ function extractFacts(sentence: string, speaker: string, turn: ExtractionTurn, f
   for (const p of PATTERNS) {
     const m = p.re.exec(body);
     if (!m) continue;
-    const object = objectPhrase(m[1]!, refDate);
+    const object = objectPhrase(m[1]!, refDate, p.title);
     if (object === '' || object.split(/\s+/).length > 6) continue;
     // Dates said in the same clause as the statement ("moved to Berlin last year") bound its validity.
-    const when = chrono.parse(m[0], refDate)[0]?.start.date().toISOString();
+    const when = datesIn(m[0], refDate)[0]?.start.date().toISOString();
     const temporal = temporalOf(sentence, p.temporal);
     const certainty: Certainty = hedged ? 'uncertain' : p.certainty;
     facts.push({
@@ -276,7 +317,7 @@ function extractFacts(sentence: string, speaker: string, turn: ExtractionTurn, f
         rels.push({ source: speaker, target: object, type: p.objectType === 'organization' ? 'WORKS_FOR' : 'LOCATED_IN', properties: { temporal }, sourceTurnId: turn.id });
       }
     }
-    break; // one pattern per sentence: the first (most specific) wins
+    if (!p.partial) break; // one pattern per sentence: the first (most specific) wins
   }
 
   const roleMatches = [...body.matchAll(ROLE_BEFORE)].map(([, role, name]) => [role!, name!] as const).concat([...body.matchAll(ROLE_AFTER)].map(([, name, role]) => [role!, name!] as const));

@@ -130,6 +130,21 @@ describe('rules extractor', () => {
     expect(r.usage).toMatchObject({ provider: 'rules', inputTokens: 0, costUsd: 0 });
   });
 
+  it('reads a job title and its employer, keeps "St." inside a name, and takes no validity from a part of the day', async () => {
+    const r = await run(["I work as a nurse at St. Mary's hospital in Leeds, mostly night shifts.", 'I moved to St. Louis in May.']);
+    expect(r.facts.map((f) => [f.relation, f.object, f.validFrom])).toEqual([
+      ['job_title', 'nurse', undefined],
+      ['works_at', 'St. Mary', undefined],
+      ['lives_in', 'St. Louis', '2023-05-01T12:00:00.000Z'],
+    ]);
+    expect(r.entities.map((e) => [e.name, e.type])).toEqual([
+      ['Bob', 'person'],
+      ['St. Mary', 'organization'],
+      ['Leeds', 'place'],
+      ['St. Louis', 'place'],
+    ]);
+  });
+
   it('marks corrections, including a bare "no, I meant X"', async () => {
     const r = await run(['I work at Google.', 'No, I meant Microsoft.', 'Actually, I live in Paris now.']);
     expect(r.facts.filter((f) => f.isCorrection).map((f) => [f.relation, f.object])).toEqual([
