@@ -125,6 +125,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   // A local model also sets recall and semantic defaults that depend on how it spreads its vectors.
   const local = provider === 'local' ? localModel(e.EMBEDDING_MODEL ?? DEFAULT_LOCAL_MODEL) : undefined;
   const defaults = local ? { model: local.id, dimensions: local.dimensions } : REMOTE_EMBEDDING_DEFAULTS[provider as 'openai' | 'openai-compatible'];
+  const minVectorScore = e.RECALL_MIN_VECTOR_SCORE ?? local?.minVectorScore ?? 0.66;
   if (provider === 'openai' && !e.OPENAI_API_KEY) {
     throw new ConfigError('OPENAI_API_KEY', 'is required when EMBEDDING_PROVIDER=openai', 'set OPENAI_API_KEY or use EMBEDDING_PROVIDER=local');
   }
@@ -222,7 +223,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       fusion: e.RECALL_FUSION,
       rrfK: e.RECALL_RRF_K,
       vectorWeight: e.RECALL_VECTOR_WEIGHT,
-      minVectorScore: e.RECALL_MIN_VECTOR_SCORE ?? local?.minVectorScore ?? 0.66,
+      minVectorScore,
+      minEntityVectorScore: e.RECALL_MIN_ENTITY_VECTOR_SCORE ?? e.RECALL_MIN_VECTOR_SCORE ?? local?.minEntityVectorScore ?? minVectorScore,
       neighbourWeight: e.RECALL_NEIGHBOUR_WEIGHT,
       neighbourWindow: e.RECALL_NEIGHBOUR_WINDOW,
       neighbourBackward: e.RECALL_NEIGHBOUR_BACKWARD,

@@ -116,6 +116,7 @@ export const envSchema = z.object({
   RECALL_RRF_K: int(1, 1000).default(10).describe('reciprocal rank fusion constant k (small keeps the top ranks\' lead)'),
   RECALL_VECTOR_WEIGHT: z.coerce.number().min(0).max(10).default(1).describe('fusion weight of the vector list (full-text is 1)'),
   RECALL_MIN_VECTOR_SCORE: z.coerce.number().min(0).max(1).optional().describe('least vector score, (1 + cosine) / 2, of a fact or entity that no keyword matched (0 = off; default: calibrated per local model, 0.66 otherwise)'),
+  RECALL_MIN_ENTITY_VECTOR_SCORE: z.coerce.number().min(0).max(1).optional().describe('the same for entities (default: RECALL_MIN_VECTOR_SCORE when set, else calibrated per local model where entity names score differently from facts, else the fact line)'),
   RECALL_NEIGHBOUR_WEIGHT: z.coerce.number().min(0).max(1).default(0.5).describe('share of an adjacent turn\'s score a turn gains (halved per further step)'),
   RECALL_NEIGHBOUR_WINDOW: int(0, 5).default(2).describe('turns either side scored together with a match (0 = off)'),
   RECALL_NEIGHBOUR_BACKWARD: z.coerce.number().min(0).max(1).default(0.6).describe('share of the neighbour weight a turn gains from the turns after it (replies follow what they answer; 1 = both directions alike)'),

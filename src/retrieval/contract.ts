@@ -193,6 +193,8 @@ export interface RecallSettings {
   vectorWeight: number;
   /** Least vector score (index scale, (1 + cosine) / 2) of a fact or entity no keyword found. */
   minVectorScore: number;
+  /** The same for entities (names are short texts; some models score them higher against any question). */
+  minEntityVectorScore: number;
   /** Share of an adjacent turn's score a turn gains (halved per further step). */
   neighbourWeight: number;
   /** How many turns either side count as neighbours. */

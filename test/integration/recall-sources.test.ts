@@ -50,6 +50,18 @@ describe('remember returns facts, entities, strategies, goals and the profile', 
     expect(ids(related.facts)).toEqual([insurance.id]);
   });
 
+  it('returns no entity whose name merely sits near every question, and an entity a name alone answers', async () => {
+    const userId = uid('u');
+    for (const name of ['Pixel', 'St. Mary', 'Leeds', 'Acme Corp', 'Python']) await entity(userId, name, { type: 'other' });
+    const car = await entity(userId, 'Toyota Corolla', { type: 'other', description: 'my car' });
+    // e5-small scores every one of these names 0.88-0.90 against any question (the fact line is 0.875).
+    const unrelated = await m.memory.remember({ userId, query: 'how do I deploy the app?' });
+    expect(unrelated.entities).toEqual([]);
+    const related = await m.memory.remember({ userId, query: 'what car do I drive?' });
+    expect(ids(related.entities)).toEqual([car.id]);
+    expect(related.entities[0]!.signals.vector?.score).toBeGreaterThan(0.905);
+  });
+
   it('finds a learned fact and entity for a related query and says why', async () => {
     const userId = uid('u');
     const marta = await entity(userId, 'Marta Quiroga', { description: 'my older sister, a marine biologist' });

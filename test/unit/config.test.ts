@@ -57,6 +57,11 @@ describe('loadConfig', () => {
     expect(loadConfig({}).recall.minVectorScore).toBe(0.875);
     expect(loadConfig({ EMBEDDING_MODEL: 'bge-small-en-v1.5' }).recall.minVectorScore).toBe(0.8);
     expect(loadConfig({ RECALL_MIN_VECTOR_SCORE: '0' }).recall.minVectorScore).toBe(0);
+    // Entities: e5-small's own line; for other models, or when the fact line is set, the fact line.
+    expect(loadConfig({}).recall.minEntityVectorScore).toBe(0.905);
+    expect(loadConfig({ EMBEDDING_MODEL: 'bge-small-en-v1.5' }).recall.minEntityVectorScore).toBe(0.8);
+    expect(loadConfig({ RECALL_MIN_VECTOR_SCORE: '0' }).recall.minEntityVectorScore).toBe(0);
+    expect(loadConfig({ RECALL_MIN_ENTITY_VECTOR_SCORE: '0' }).recall.minEntityVectorScore).toBe(0);
     expect(loadConfig({}).semantic.entityMatchSimilarity).toBe(0.975);
     expect(loadConfig({}).worker.duplicateSimilarity).toBe(0.98);
     expect(lite.semantic.entityMatchSimilarity).toBe(0.92);

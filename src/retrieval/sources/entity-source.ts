@@ -7,6 +7,7 @@ export interface EntitySourceDeps {
   store: Pick<SemanticStore, 'fullTextSearchEntities' | 'vectorSearchEntities' | 'getEntityGraph'>;
   provenance: ProvenanceFilter;
   settings: FusionSettings & {
+    minEntityVectorScore: number;
     /** Hops of graph expansion from the matched entities (0 = none, at most 3). */
     entityDepth: number;
   };
@@ -42,7 +43,7 @@ export class SemanticEntitySource implements RecallSource {
       ft.map((h) => ({ item: h.entity, score: h.score })),
       vec.map((h) => ({ item: h.entity, score: h.score })),
       (e) => e.id,
-      this.d.settings,
+      { ...this.d.settings, minVectorScore: this.d.settings.minEntityVectorScore },
     );
     const roots = (await narrow('entity', fused, (f) => ({ id: f.item.id, timestamp: f.item.updatedAt }), req, this.d.provenance)).slice(0, req.limit);
     const depth = Math.min(Math.max(Math.trunc(this.d.settings.entityDepth), 0), 3);
