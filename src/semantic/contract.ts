@@ -483,6 +483,11 @@ export interface SemanticStore {
    * typed relationships, in `channels`; at most `limit` entities.
    */
   getEntityGraph(userId: string, entityIds: string[], depth: number, channels: string[], limit: number): Promise<EntityGraph>;
+  /**
+   * For recall: the entities up to `depth` hops from the user's `rootIds` (which it does not
+   * return) and the relationships that reach them; at most `limit` entities, one round trip per hop.
+   */
+  expandEntities(userId: string, rootIds: string[], depth: number, channels: string[], limit: number): Promise<Omit<EntityGraph, 'facts'>>;
   /** Every fact about the entity and every relationship touching it, closed ones too, oldest first. */
   getEntityTimeline(userId: string, entityId: string, limit: number): Promise<TimelineEntry[]>;
 

@@ -47,9 +47,11 @@ const FACT = `{ id: f.id, userId: f.user_id, channel: f.channel, claim: f.claim,
 const WITH_ABOUT = `OPTIONAL MATCH (f)-[:ABOUT]->(ae:Entity) WITH f, collect(ae.id) AS about`;
 
 // Projection of a typed relationship `r` from `a` to `b`.
-const REL = `{ id: r.id, type: type(r), sourceId: a.id, targetId: b.id, userId: r.user_id, channel: r.channel, confidence: r.confidence,
-  propertiesJson: r.properties_json, sourceTurnId: r.source_turn_id, validFrom: toString(r.valid_from), validTo: toString(r.valid_to),
-  createdAt: toString(r.created_at) }`;
+/** Projection of a relationship `r` from `source` to `target` (Cypher expressions). */
+const relOf = (source: string, target: string) => `{ id: r.id, type: type(r), sourceId: ${source}.id, targetId: ${target}.id, userId: r.user_id,
+  channel: r.channel, confidence: r.confidence, propertiesJson: r.properties_json, sourceTurnId: r.source_turn_id,
+  validFrom: toString(r.valid_from), validTo: toString(r.valid_to), createdAt: toString(r.created_at) }`;
+const REL = relOf('a', 'b');
 
 // $userId -> {} ; takes the user's write lock (a real property change) so entity resolution
 // and creation of one user run one at a time and never create the same new name twice.
@@ -235,6 +237,14 @@ UNWIND $frontier AS fid
 MATCH (a:Entity {id: fid})-[r]-(b:Entity)
 WHERE r.valid_to IS NULL AND r.user_id = $userId AND b.user_id = $userId AND b.valid_to IS NULL AND b.channel IN $channels
 RETURN DISTINCT b.id AS id LIMIT toInteger($limit)`;
+// $userId, $frontier, $channels, $limit -> {rel, entity}: as GRAPH_HOP (from the user's own
+// entities), with each relationship and neighbour, so recall expands in one round trip per hop
+const NEIGHBOURS = `
+UNWIND $frontier AS fid
+MATCH (a:Entity {id: fid})-[r]-(e:Entity)
+WHERE a.user_id = $userId AND r.valid_to IS NULL AND r.user_id = $userId AND e.user_id = $userId AND e.valid_to IS NULL AND e.channel IN $channels
+WITH r, e LIMIT toInteger($limit)
+RETURN ${relOf('startNode(r)', 'endNode(r)')} AS rel, ${ENTITY} AS entity`;
 // $ids -> {entity}
 const ENTITIES_BY_ID = `UNWIND $ids AS eid MATCH (e:Entity {id: eid}) RETURN ${ENTITY} AS entity`;
 // $userId, $ids -> {rel}: currently valid relationships among the entities
@@ -747,6 +757,26 @@ export class Neo4jSemanticStore implements SemanticStore {
       relationships: relationships.map((r) => toRelationship(r.rel)),
       facts: facts.map((r) => toFact(r.fact)),
     };
+  }
+
+  async expandEntities(userId: string, rootIds: string[], depth: number, channels: string[], limit: number): Promise<Omit<EntityGraph, 'facts'>> {
+    const entities = new Map<string, Entity>();
+    const relationships = new Map<string, Relationship>();
+    const seen = new Set(rootIds);
+    let frontier = rootIds;
+    for (let hop = 0; hop < depth && frontier.length > 0 && entities.size < limit; hop++) {
+      const rows = await this.db.read<{ rel: RelRow; entity: EntityRow }>(NEIGHBOURS, { userId, frontier, channels, limit: limit * 4 }, TAG('expandEntities'));
+      frontier = [];
+      for (const row of rows) {
+        const rel = toRelationship(row.rel);
+        relationships.set(`${rel.sourceId} ${rel.type} ${rel.targetId}`, rel);
+        if (seen.has(row.entity.id) || entities.size >= limit) continue;
+        seen.add(row.entity.id);
+        entities.set(row.entity.id, toEntity(row.entity));
+        frontier.push(row.entity.id);
+      }
+    }
+    return { entities: [...entities.values()], relationships: [...relationships.values()] };
   }
 
   async getEntityTimeline(userId: string, entityId: string, limit: number): Promise<TimelineEntry[]> {

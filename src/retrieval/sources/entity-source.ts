@@ -4,7 +4,7 @@ import { candidateCount, fuseHybrid, searchText, type FusionSettings } from './h
 import { narrow, type ProvenanceFilter } from './narrowing';
 
 export interface EntitySourceDeps {
-  store: Pick<SemanticStore, 'fullTextSearchEntities' | 'vectorSearchEntities' | 'getEntityGraph'>;
+  store: Pick<SemanticStore, 'fullTextSearchEntities' | 'vectorSearchEntities' | 'expandEntities'>;
   provenance: ProvenanceFilter;
   settings: FusionSettings & {
     minEntityVectorScore: number;
@@ -50,8 +50,8 @@ export class SemanticEntitySource implements RecallSource {
     const maxExpanded = this.d.maxExpanded ?? 20;
     if (roots.length === 0 || depth === 0 || maxExpanded <= 0) return roots.map((r) => toItem(r.item, r.score, r.signals));
 
-    const graph = await this.d.store.getEntityGraph(req.userId, roots.map((r) => r.item.id), depth, req.channels, roots.length + maxExpanded);
-    const byId = new Map(graph.entities.map((e) => [e.id, e]));
+    const graph = await this.d.store.expandEntities(req.userId, roots.map((r) => r.item.id), depth, req.channels, maxExpanded);
+    const byId = new Map([...roots.map((r) => r.item), ...graph.entities].map((e) => [e.id, e]));
     const adjacent = adjacency(graph.relationships);
     const rootIds = new Set(roots.map((r) => r.item.id));
 
