@@ -31,8 +31,11 @@ const NOT_NAMES = new Set([
   'january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december',
   'christmas', 'easter', 'halloween', 'thanksgiving', 'pride', 'st', 'mt', 'dr', 'mr', 'mrs', 'ms', 'jr', 'sr',
 ]);
-/** A name that starts so is one place ("St. Mary's", "Mount Hood"), not a person inside it. */
-const PLACE_PREFIX = /^(?:St\.?|Saint|Mt\.?|Mount|Fort|Lake|San|Santa)\s+[A-Z]/;
+/** Words that begin one place's name ("St. Mary's", "Mount Hood"), not a place and a person. */
+const PLACE_WORDS = String.raw`(?:St\.?|Saint|Mt\.?|Mount|Fort|Lake|San|Santa)`;
+const PLACE_PREFIX = new RegExp(String.raw`^${PLACE_WORDS}\s+[A-Z]`);
+/** The same words ending a text, as compromise may leave them out of the name after them. */
+const PLACE_PREFIX_BEFORE = new RegExp(String.raw`\b${PLACE_WORDS}\s+$`);
 const PLACE_PREPOSITIONS = /\b(?:in|to|from|at|near|visit(?:ed|ing)?|around|across|through)\s+(?:the\s+)?$/i;
 // Sentence openers; only "actually", "correction" or "I meant" make it a correction ("No, thanks" does not).
 const CORRECTION_OPENER = /^\s*(?:(?:actually|correction|sorry|oops|wait|well|no|nope)\b[\s,:;.!-]*)+(?:i\s+meant\b[\s,:-]*)?|^\s*i\s+meant\b[\s,:-]*/i;
@@ -263,9 +266,8 @@ function objectPhrase(raw: string, refDate: Date, title = false): string {
   if (title) clause = clause.split(TITLE_BREAK)[0] ?? '';
   const proper = title ? [] : (nlp(clause).match('#ProperNoun+').out('array') as string[]);
   if (proper.length > 0) {
-    // compromise may leave out a leading "St." / "Mt." of the name it finds.
     const at = clause.indexOf(proper[0]!);
-    const prefix = /\b(?:St|Mt|Saint|Mount|Fort)\.?\s+$/.exec(clause.slice(0, Math.max(at, 0)))?.[0] ?? '';
+    const prefix = PLACE_PREFIX_BEFORE.exec(clause.slice(0, Math.max(at, 0)))?.[0] ?? '';
     return cleanName(prefix + proper[0]!);
   }
   const words = clause.trim().split(/\s+/).slice(0, 6);

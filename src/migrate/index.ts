@@ -10,7 +10,6 @@ import { migratePostgres } from './pg-migrator';
 import type { MigrationReport } from './types';
 
 export { hasDrift, type MigrationReport } from './types';
-export { checkEmbeddingLock } from './neo4j-migrator';
 
 export const REPO_ROOT = join(__dirname, '..', '..');
 
