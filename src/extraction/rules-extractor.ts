@@ -190,8 +190,9 @@ function isName(name: string): boolean {
 function mentions(sentence: string, bag: EntityBag): void {
   const doc = nlp(sentence);
   const typed = new Set<string>();
+  const proper = doc.match('#ProperNoun+');
   // "St. Mary's" is one place: compromise would make a place "St" and a person "Mary".
-  for (const span of doc.match('#ProperNoun+').out('array') as string[]) {
+  for (const span of proper.out('array') as string[]) {
     const name = cleanName(span);
     if (!PLACE_PREFIX.test(name)) continue;
     bag.add({ name, type: 'place', aliases: [] });
@@ -231,7 +232,6 @@ function mentions(sentence: string, bag: EntityBag): void {
     typed.add(nameKey(n));
   }
   // Proper nouns compromise did not type: a place after "in/to/from...", else a concept.
-  const proper = doc.match('#ProperNoun+');
   for (const m of (proper.json({ offset: true }) as Array<JsonMatch & { offset?: { start: number } }>)) {
     const name = cleanName((m.terms ?? []).map((t) => t.text).join(' '));
     if (!isName(name) || typed.has(nameKey(name))) continue;

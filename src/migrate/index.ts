@@ -7,7 +7,7 @@ import { mapPgError } from '../infra/postgres';
 import { loadMigrations } from './files';
 import { migrateNeo4j } from './neo4j-migrator';
 import { migratePostgres } from './pg-migrator';
-import type { MigrationReport } from './types';
+import type { MigrateOptions, MigrationReport } from './types';
 
 export { hasDrift, type MigrationReport } from './types';
 
@@ -16,7 +16,7 @@ export const REPO_ROOT = join(__dirname, '..', '..');
 /** Runs (or, with `check`, only verifies) the Neo4j and PostgreSQL migrations. */
 export async function runMigrations(
   deps: { neo4j: CypherRunner; pg: pg.Pool; config: Config },
-  opts: { check: boolean; root?: string },
+  opts: MigrateOptions & { root?: string },
 ): Promise<MigrationReport[]> {
   const root = opts.root ?? REPO_ROOT;
   const { config } = deps;
@@ -28,7 +28,7 @@ export async function runMigrations(
     { provider: config.embedding.provider, model: config.embedding.model, dimensions: config.embedding.dimensions },
     opts,
   );
-  const pgReport = await migratePostgres(deps.pg, sqlFiles, { check: opts.check, partitionDaysAhead: config.audit.partitionDaysAhead }).catch(
+  const pgReport = await migratePostgres(deps.pg, sqlFiles, { ...opts, partitionDaysAhead: config.audit.partitionDaysAhead }).catch(
     (err: unknown) => {
       throw mapPgError(err, config.postgres.url);
     },
@@ -42,7 +42,7 @@ export async function runMigrations(
  * failing later on the first missing table or index. Also checks the embedding-model lock.
  */
 export async function assertMigrated(deps: { neo4j: CypherRunner; pg: pg.Pool; config: Config }, root?: string): Promise<void> {
-  const pending = (await runMigrations(deps, { check: true, root })).flatMap((r) => r.pending.map((p) => `${r.store} ${p}`));
+  const pending = (await runMigrations(deps, { check: true, ledgerOnly: true, root })).flatMap((r) => r.pending.map((p) => `${r.store} ${p}`));
   if (pending.length > 0) {
     throw new SchemaError(
       `the databases are not migrated: ${pending.length} migration(s) pending (${pending.join(', ')}); run \`mnemograph migrate\` (npm run migrate), or start with MIGRATE_ON_START=true`,

@@ -2,7 +2,7 @@ import type { CypherRunner } from '../infra/neo4j';
 import { SchemaError } from '../errors';
 import { NEO4J_BACKFILLS, type Backfill } from './backfills';
 import { cypherObjects, retired, type MigrationFile } from './files';
-import type { MigrationReport } from './types';
+import type { MigrateOptions, MigrationReport } from './types';
 
 const TAG = { subsystem: 'migrate', op: 'neo4j' };
 
@@ -39,7 +39,7 @@ export async function migrateNeo4j(
   runner: CypherRunner,
   files: MigrationFile[],
   embedding: EmbeddingIdentity,
-  opts: { check: boolean },
+  opts: MigrateOptions,
   backfills: Record<number, Backfill> = NEO4J_BACKFILLS,
 ): Promise<MigrationReport> {
   const report: MigrationReport = { store: 'neo4j', applied: [], pending: [], missing: [], changed: [], notes: [] };
@@ -73,6 +73,7 @@ export async function migrateNeo4j(
 
   // An object a later file dropped is not missing; a missing one is recreated by the statement
   // that creates it (not its whole file, which would bring back what a later file dropped).
+  if (opts.check && opts.ledgerOnly) return report;
   const dropped = retired(files);
   const existing = new Set(
     [...(await runner.read<{ name: string }>(INDEX_NAMES, {}, TAG)), ...(await runner.read<{ name: string }>(CONSTRAINT_NAMES, {}, TAG))].map((r) => r.name),

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { SchemaError } from '../errors';
 import type { MigrationFile } from './files';
-import type { MigrationReport } from './types';
+import type { MigrateOptions, MigrationReport } from './types';
 
 const LOCK_KEY = 'mnemograph.migrate';
 // The ledger of seed 003, with a checksum so edited migrations show up as drift.
@@ -24,7 +24,7 @@ const ENSURE_PARTITIONS = "SELECT ensure_audit_partitions((now() AT TIME ZONE 'U
 export async function migratePostgres(
   pool: pg.Pool,
   files: MigrationFile[],
-  opts: { check: boolean; partitionDaysAhead: number },
+  opts: MigrateOptions & { partitionDaysAhead: number },
 ): Promise<MigrationReport> {
   const report: MigrationReport = { store: 'postgres', applied: [], pending: [], missing: [], changed: [], notes: [] };
   const client = await pool.connect();
@@ -47,6 +47,7 @@ export async function migratePostgres(
       const row = ledger.get(file.version);
       if (row) {
         if (row.checksum !== file.checksum) report.changed.push(label);
+        if (opts.check && opts.ledgerOnly) continue;
         for (const object of file.objects) {
           const found = (await client.query<{ found: boolean }>(OBJECT_EXISTS, [object])).rows[0]?.found;
           if (!found) report.missing.push(object);

@@ -13,3 +13,10 @@ export interface MigrationReport {
 export function hasDrift(r: MigrationReport): boolean {
   return r.pending.length + r.missing.length + r.changed.length > 0;
 }
+
+export interface MigrateOptions {
+  /** Only report (pending, changed, missing); apply nothing. */
+  check: boolean;
+  /** With `check`: compare the ledgers only, not every object (the start-up check; `migrate --check` looks at objects). */
+  ledgerOnly?: boolean;
+}

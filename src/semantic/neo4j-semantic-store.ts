@@ -231,14 +231,8 @@ RETURN ${REL} AS rel`;
 
 // $userId, $ids -> {id}: the user's live entities among $ids (graph roots)
 const GRAPH_ROOTS = OWNED_ENTITIES;
-// $userId, $frontier, $channels, $limit -> {id}: live neighbours over currently valid relationships
-const GRAPH_HOP = `
-UNWIND $frontier AS fid
-MATCH (a:Entity {id: fid})-[r]-(b:Entity)
-WHERE r.valid_to IS NULL AND r.user_id = $userId AND b.user_id = $userId AND b.valid_to IS NULL AND b.channel IN $channels
-RETURN DISTINCT b.id AS id LIMIT toInteger($limit)`;
-// $userId, $frontier, $channels, $limit -> {rel, entity}: as GRAPH_HOP (from the user's own
-// entities), with each relationship and neighbour, so recall expands in one round trip per hop
+// $userId, $frontier, $channels, $limit -> {rel, entity}: the live neighbours of the user's
+// entities over currently valid relationships, each with the relationship that reaches it
 const NEIGHBOURS = `
 UNWIND $frontier AS fid
 MATCH (a:Entity {id: fid})-[r]-(e:Entity)
@@ -732,28 +726,16 @@ export class Neo4jSemanticStore implements SemanticStore {
   async getEntityGraph(userId: string, entityIds: string[], depth: number, channels: string[], limit: number): Promise<EntityGraph> {
     const tag = TAG('getEntityGraph');
     const roots = (await this.db.read<{ id: string }>(GRAPH_ROOTS, { userId, ids: entityIds }, tag)).map((r) => r.id);
-    const seen = new Set(roots);
-    let frontier = roots;
-    // Breadth-first, one bounded query per hop: cheaper and more predictable than a
-    // variable-length path, whose number of paths explodes on dense neighbourhoods.
-    for (let hop = 0; hop < depth && frontier.length > 0 && seen.size < limit; hop++) {
-      const next = await this.db.read<{ id: string }>(GRAPH_HOP, { userId, frontier, channels, limit: limit * 4 }, tag);
-      frontier = [];
-      for (const { id } of next) {
-        if (seen.has(id) || seen.size >= limit) continue;
-        seen.add(id);
-        frontier.push(id);
-      }
-    }
-    const ids = [...seen];
-    if (ids.length === 0) return { entities: [], relationships: [], facts: [] };
-    const [entities, relationships, facts] = await Promise.all([
-      this.db.read<{ entity: EntityRow }>(ENTITIES_BY_ID, { ids }, tag),
+    if (roots.length === 0) return { entities: [], relationships: [], facts: [] };
+    const reached = await this.expandEntities(userId, roots, depth, channels, limit - roots.length);
+    const ids = [...roots, ...reached.entities.map((e) => e.id)];
+    const [rootRows, relationships, facts] = await Promise.all([
+      this.db.read<{ entity: EntityRow }>(ENTITIES_BY_ID, { ids: roots }, tag),
       this.db.read<{ rel: RelRow }>(RELS_AMONG, { userId, ids }, tag),
       this.db.read<{ fact: FactRow }>(FACTS_ABOUT, { userId, ids: roots, limit: 100 }, tag),
     ]);
     return {
-      entities: entities.map((r) => toEntity(r.entity)),
+      entities: [...rootRows.map((r) => toEntity(r.entity)), ...reached.entities],
       relationships: relationships.map((r) => toRelationship(r.rel)),
       facts: facts.map((r) => toFact(r.fact)),
     };
@@ -764,8 +746,10 @@ export class Neo4jSemanticStore implements SemanticStore {
     const relationships = new Map<string, Relationship>();
     const seen = new Set(rootIds);
     let frontier = rootIds;
+    // Breadth-first, one bounded query per hop: cheaper and more predictable than a
+    // variable-length path, whose number of paths explodes on dense neighbourhoods.
     for (let hop = 0; hop < depth && frontier.length > 0 && entities.size < limit; hop++) {
-      const rows = await this.db.read<{ rel: RelRow; entity: EntityRow }>(NEIGHBOURS, { userId, frontier, channels, limit: limit * 4 }, TAG('expandEntities'));
+      const rows = await this.db.read<{ rel: RelRow; entity: EntityRow }>(NEIGHBOURS, { userId, frontier, channels, limit: (limit + seen.size) * 4 }, TAG('expandEntities'));
       frontier = [];
       for (const row of rows) {
         const rel = toRelationship(row.rel);
