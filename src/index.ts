@@ -8,3 +8,4 @@ export { AgentMemory, WorkingSession } from './memory/agent-memory';
 export * from './errors';
 export type { Embedder } from './embedding';
 export type { Turn, TurnInput, StoreTurnResult, ScoredTurn } from './episodic';
+export { userScope, type AccessScope } from './access';

@@ -28,8 +28,3 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what:
   const first = issues[0]!;
   throw new ValidationError(`invalid ${what}: ${first.path} ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`, { issues });
 }
-
-/** The channels a read covers: the active ones plus `_global`, deduplicated. */
-export function withGlobal(channels: readonly string[]): string[] {
-  return [...new Set([...channels, GLOBAL_CHANNEL])];
-}

@@ -5,7 +5,8 @@ import { SingleBar, Presets } from 'cli-progress';
 import type { Config } from '../config';
 import { createMnemograph, type Mnemograph } from '../container';
 import { ValidationError } from '../errors';
-import { TenantNamespace, type ExportLine, PgTenantStore, type UserDataStore } from '../tenancy';
+import { TenantNamespace } from '../access';
+import { type ExportLine, PgTenantStore, type UserDataStore } from '../tenancy';
 
 /** A user named on the command line: raw (library) id, or a tenant's user through its namespace. */
 export interface UserRef {

@@ -1,4 +1,4 @@
 export * from './contract';
-export { Neo4jEpisodicStore, turnEmbeddingText, turnId } from './neo4j-episodic-store';
+export { Neo4jEpisodicStore, turnEmbeddingText } from './neo4j-episodic-store';
 export { PgTurnLog } from './pg-turn-log';
 export { BackgroundEmbedder, turnBacklog, type EmbeddingBacklog } from './background-embedder';

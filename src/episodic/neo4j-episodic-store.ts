@@ -1,7 +1,7 @@
 import type { ManagedTransaction } from 'neo4j-driver';
 import { MAX_OVERFETCH, indexOrFallback, type CypherRunner } from '../infra/neo4j';
 import { ValidationError } from '../errors';
-import { scopeKey } from '../infra/fulltext-scope';
+import { scopeKey, turnId } from '../access';
 import { TIME_MENTION_CYPHER, turnFlags } from './prepare';
 import type { EpisodicStore, NewTurn, ScoredTurn, StoreTurnResult, Turn, TurnHit, TurnQuery } from './contract';
 
@@ -10,11 +10,6 @@ const TAG = (op: string) => ({ subsystem: 'episodic', op });
 /** Cypher for the text a turn is embedded from (the rule of `embeddingText` in prepare.ts). */
 export function turnEmbeddingText(v: string): string {
   return `CASE WHEN ${v}.speaker IS NULL OR ${v}.speaker = '' THEN ${v}.content ELSE ${v}.speaker + ': ' + ${v}.content END`;
-}
-
-/** Turn ids are derived, so (conversation, index) is unique through the id constraint. */
-export function turnId(conversationId: string, index: number): string {
-  return `${conversationId}:${index}`;
 }
 
 /** Distinct speakers kept per conversation (a group chat rarely has more; the list is bounded). */

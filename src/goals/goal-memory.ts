@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { AuditLogger } from '../audit';
 import type { Embedder } from '../embedding';
 import type { Logger } from '../infra/logger';
-import { IdSchema, UserIdSchema, parseInput, withGlobal } from '../schemas';
+import { withGlobal } from '../access';
+import { IdSchema, UserIdSchema, parseInput } from '../schemas';
 import { embeddingForWrite } from '../semantic/embed';
 import {
   ActiveGoalsQuerySchema,

@@ -1,4 +1,6 @@
-import { createHash } from 'node:crypto';
+import { scopeKey } from '../access';
+
+export { scopeKey };
 
 /**
  * Owner scoping inside Lucene. Every user-owned node that a full-text index covers (Turn,
@@ -11,14 +13,6 @@ import { createHash } from 'node:crypto';
 
 /** The labels whose full-text index requires `scope_key` (cypher/003, 006). */
 export const SCOPED_LABELS = ['Turn', 'Fact', 'Entity', 'Strategy'] as const;
-
-/**
- * The token a node's (user, channel) is indexed under. Letters and digits only, starting
- * with "k" and ending with a digit, so the English analyzer keeps it as one unstemmed token.
- */
-export function scopeKey(userId: string, channel: string): string {
-  return `k${createHash('sha256').update(`${userId}\u0000${channel}`).digest('hex').slice(0, 24)}0`;
-}
 
 /**
  * `clause` (already escaped Lucene) among the nodes of the user's `channels` only; the

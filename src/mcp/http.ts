@@ -3,7 +3,7 @@ import type express from 'express';
 import { HttpError } from '../api/errors';
 import type { ApiHelpers } from '../api/app';
 import { ChannelSchema, UserIdSchema, parseInput } from '../schemas';
-import { TenantNamespace } from '../tenancy';
+import { TenantNamespace } from '../access';
 import { createMcpServer } from './server';
 
 /**

@@ -1,7 +1,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Config } from '../config';
 import { createMnemograph } from '../container';
-import { TenantNamespace } from '../tenancy';
+import { TenantNamespace } from '../access';
 import { createMcpServer } from './server';
 
 /**

@@ -7,7 +7,8 @@ import { TurnInputSchema, type EpisodicStore, type ScoredTurn, type StoreTurnRes
 import type { BackgroundEmbedder } from '../episodic/background-embedder';
 import { embeddingText, prepareTurn } from '../episodic/prepare';
 import type { Logger } from '../infra/logger';
-import { ChannelSchema, IdSchema, UserIdSchema, parseInput, withGlobal } from '../schemas';
+import { withGlobal } from '../access';
+import { ChannelSchema, IdSchema, UserIdSchema, parseInput } from '../schemas';
 import type { ActiveGoal, SessionScope, WorkingMemoryStore } from '../working';
 import { formatContext, RecallQuerySchema, type FormatOptions, type MemoryBundle, type RecallEngine, type RecallQuery } from '../retrieval';
 import { SemanticMemory, type PromotionThresholds, type SemanticStore } from '../semantic';

@@ -4,7 +4,8 @@ import type { AuditLogger } from '../audit';
 import type { Embedder } from '../embedding';
 import { ValidationError } from '../errors';
 import type { Logger } from '../infra/logger';
-import { IdSchema, UserIdSchema, parseInput, withGlobal } from '../schemas';
+import { parseTurnId, withGlobal } from '../access';
+import { IdSchema, UserIdSchema, parseInput } from '../schemas';
 import { embeddingForQuery, embeddingForWrite } from '../semantic/embed';
 import { luceneQuery } from '../semantic/lucene';
 import {
@@ -38,9 +39,9 @@ const ReinforceSchema = z.object({ userId: UserIdSchema, strategyId: IdSchema, s
 const ConversationRefSchema = z.object({ userId: UserIdSchema, conversationId: IdSchema }).strict();
 const StrategyRefSchema = z.object({ userId: UserIdSchema, strategyId: IdSchema }).strict();
 
-/** The index part of a turn id "<conversation>:<index>". */
+/** The index part of a turn id (NaN when it is not one, which sorts nothing). */
 function turnIndexOf(turnId: string): number {
-  return Number(turnId.slice(turnId.lastIndexOf(':') + 1));
+  return parseTurnId(turnId)?.index ?? Number.NaN;
 }
 
 /**

@@ -1,11 +1,10 @@
 import type { AuditLogger } from '../audit';
 import type { Embedder } from '../embedding';
 import type { EpisodicStore, Turn, TurnFilters, TurnHit } from '../episodic/contract';
-import { turnId } from '../episodic/neo4j-episodic-store';
+import { turnId, withGlobal } from '../access';
 import { embeddingText } from '../episodic/prepare';
 import { errorMessage } from '../errors';
 import type { Logger } from '../infra/logger';
-import { withGlobal } from '../schemas';
 import type {
   MemoryBundle,
   ParsedRecallQuery,

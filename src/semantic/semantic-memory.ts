@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { AuditLogger } from '../audit';
 import type { Embedder } from '../embedding';
 import type { Logger } from '../infra/logger';
-import { ChannelSchema, IdSchema, UserIdSchema, parseInput, withGlobal } from '../schemas';
+import { withGlobal } from '../access';
+import { ChannelSchema, IdSchema, UserIdSchema, parseInput } from '../schemas';
 import {
   CERTAINTY_CONFIDENCE,
   CorrectFactInputSchema,

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { ValidationError } from '../errors';
 
 /**
  * A tenant id: lowercase letters, digits and '-', no '.', so "<tenant>.<user>" splits
@@ -51,71 +50,4 @@ export interface TenantStore {
   /** Drops the ownership record (after the user's memory was erased). */
   unregisterUser(tenantId: string, userId: string): Promise<void>;
   listUsers(tenantId: string, limit: number): Promise<string[]>;
-}
-
-/** Largest internal user id (IdSchema's limit). */
-const MAX_ID = 128;
-
-/**
- * Maps a tenant's ids to internal ids and back. User ids and conversation ids are chosen
- * by callers, so both are namespaced as "<tenant>.<id>"; every store query is scoped by
- * the internal user id, so nothing a tenant sends can name another tenant's data.
- * Turn ids ("<conversation>:<index>") inherit the prefix from their conversation.
- */
-export class TenantNamespace {
-  readonly prefix: string;
-  constructor(readonly tenantId: string) {
-    this.prefix = `${tenantId}.`;
-  }
-
-  toInternal(id: string, field: string): string {
-    const internal = this.prefix + id;
-    if (internal.length > MAX_ID) {
-      throw new ValidationError(`invalid request: ${field} must be at most ${MAX_ID - this.prefix.length} characters for tenant ${this.tenantId}`, {
-        issues: [{ path: field, message: 'too long' }],
-      });
-    }
-    return internal;
-  }
-
-  toExternal(id: string): string {
-    return id.startsWith(this.prefix) ? id.slice(this.prefix.length) : id;
-  }
-
-  /** Rewrites the namespaced fields (see NAMESPACED_KEYS) of a validated input, deeply. */
-  mapIn<T>(value: T): T {
-    return walk(value, (key, v) => (NAMESPACED_KEYS.has(key) && typeof v === 'string' ? this.toInternal(v, key) : v)) as T;
-  }
-
-  /** Rewrites namespaced fields of an output back to the tenant's ids, deeply. */
-  mapOut<T>(value: T): T {
-    return walk(value, (key, v) => ((NAMESPACED_KEYS.has(key) || key === 'id') && typeof v === 'string' ? this.toExternal(v) : v)) as T;
-  }
-
-  /** Every (external) user id mentioned in an input, for the ownership registry. */
-  static userIds(input: unknown): string[] {
-    const found = new Set<string>();
-    walk(input, (key, v) => {
-      if (key === 'userId' && typeof v === 'string') found.add(v);
-      return v;
-    });
-    return [...found];
-  }
-}
-
-/**
- * Fields that carry caller-chosen ids which must be namespaced. Keys ending in these names
- * inside arrays (`turnIds`) are handled element by element.
- */
-export const NAMESPACED_KEYS = new Set(['userId', 'conversationId', 'fromConversationId', 'turnId', 'sourceTurnId', 'turnIds', 'sourceTurnIds']);
-
-/** Applies `fn(key, value)` to every keyed primitive (and array-of-primitive element) of a JSON-like value. */
-function walk(value: unknown, fn: (key: string, v: unknown) => unknown, key = ''): unknown {
-  if (Array.isArray(value)) return value.map((v) => walk(v, fn, key));
-  if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = walk(v, fn, k);
-    return out;
-  }
-  return key ? fn(key, value) : value;
 }

@@ -1,5 +1,5 @@
 import { ROUTES } from '../../src/api/routes';
-import { TenantNamespace } from '../../src/tenancy';
+import { TenantNamespace } from '../../src/access';
 import { uid } from '../support/stack';
 import { happy, openHarness, seedUser, type Harness, type SeededUser } from './api-harness';
 

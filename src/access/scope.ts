@@ -1,0 +1,82 @@
+import { createHash } from 'node:crypto';
+import { GLOBAL_CHANNEL } from '../schemas';
+
+/**
+ * What one request may read and write: the one value every store operation takes instead of
+ * loose user ids and channel lists. It is built once at the edge (the facade for library
+ * callers, the API key for HTTP and MCP, the flags for the CLI) and never rebuilt from ids
+ * further down. Only this module builds `scope_key` tokens, namespaced ids and turn ids.
+ *
+ * `agentId` is the agent an API key is bound to (null: the whole tenant acts); it is where
+ * agent-level rules (shared pools, who reads and who writes) attach.
+ */
+export interface AccessScope {
+  /** The tenant the request acts for; null for the library and the CLI without --tenant. */
+  readonly tenantId: string | null;
+  /** The agent acting, when the key is bound to one. */
+  readonly agentId: string | null;
+  /** The internal user id whose memory is read or written (tenant-namespaced at the edge). */
+  readonly userId: string;
+  /** The channel writes go to. */
+  readonly channel: string;
+  /** The channels reads cover: the requested ones plus `_global`, deduplicated, in order. */
+  readonly channels: readonly string[];
+}
+
+export interface ScopeOptions {
+  /** The write channel; defaults to the first read channel, else `_global`. */
+  channel?: string;
+  /** The channels to read (`_global` is always added); defaults to the write channel. */
+  channels?: readonly string[];
+  tenantId?: string | null;
+  agentId?: string | null;
+}
+
+/** The scope of one user's memory. */
+export function userScope(userId: string, opts: ScopeOptions = {}): AccessScope {
+  const channel = opts.channel ?? opts.channels?.[0] ?? GLOBAL_CHANNEL;
+  return Object.freeze({
+    tenantId: opts.tenantId ?? null,
+    agentId: opts.agentId ?? null,
+    userId,
+    channel,
+    channels: Object.freeze(withGlobal(opts.channels ?? [channel])),
+  });
+}
+
+/** The same principal and user, reading or writing other channels. */
+export function withChannels(scope: AccessScope, channels: readonly string[], channel = channels[0] ?? scope.channel): AccessScope {
+  return userScope(scope.userId, { channel, channels, tenantId: scope.tenantId, agentId: scope.agentId });
+}
+
+/** The channels a read covers: the given ones plus `_global`, deduplicated. */
+export function withGlobal(channels: readonly string[]): string[] {
+  return [...new Set([...channels, GLOBAL_CHANNEL])];
+}
+
+/**
+ * The token a node's (user, channel) is indexed under in the scoped full-text indexes.
+ * Letters and digits only, starting with "k" and ending with a digit, so the English
+ * analyzer keeps it as one unstemmed token.
+ */
+export function scopeKey(userId: string, channel: string): string {
+  return `k${createHash('sha256').update(`${userId}\u0000${channel}`).digest('hex').slice(0, 24)}0`;
+}
+
+/** The tokens a read of `scope` may match: one per readable channel. */
+export function readKeys(scope: AccessScope): string[] {
+  return scope.channels.map((c) => scopeKey(scope.userId, c));
+}
+
+/** Turn ids are derived, so (conversation, index) is unique through the id constraint. */
+export function turnId(conversationId: string, index: number): string {
+  return `${conversationId}:${index}`;
+}
+
+/** The conversation and index of a turn id; null when `id` is not one. */
+export function parseTurnId(id: string): { conversationId: string; index: number } | null {
+  const at = id.lastIndexOf(':');
+  if (at <= 0) return null;
+  const index = Number(id.slice(at + 1));
+  return Number.isInteger(index) && index >= 0 ? { conversationId: id.slice(0, at), index } : null;
+}
