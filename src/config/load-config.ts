@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { DEFAULT_LOCAL_MODEL, localModel } from '../embedding/local-models';
 import type { RecallSettings } from '../retrieval/contract';
 import { ConfigError } from '../errors';
-import type { ChatModelOptions, LlmProvider } from '../llm';
+import type { ChatModelOptions, LlmProvider } from '../llm/contract';
 import { envSchema, type Env } from './schema';
 
 export interface EmbeddingConfig {

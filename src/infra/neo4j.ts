@@ -1,5 +1,4 @@
 import neo4j, { type Driver, type ManagedTransaction, type RecordShape } from 'neo4j-driver';
-import type { Config } from '../config';
 import { MnemographError, StoreUnavailableError, ValidationError, SchemaError, errorMessage } from '../errors';
 
 /** Who runs a query: recorded as transaction metadata, visible in `SHOW TRANSACTIONS` and query logs. */
@@ -21,7 +20,14 @@ export interface CypherRunner {
   writeTx<R>(work: (tx: ManagedTransaction) => Promise<R>, tag: QueryTag): Promise<R>;
 }
 
-export function createNeo4jDriver(config: Config['neo4j']): Driver {
+/** What the driver is built from (part of `Config['neo4j']`; declared here so drivers do not depend on config). */
+export interface Neo4jConnection {
+  uri: string;
+  user: string;
+  password: string;
+}
+
+export function createNeo4jDriver(config: Neo4jConnection): Driver {
   return neo4j.driver(config.uri, neo4j.auth.basic(config.user, config.password), {
     disableLosslessIntegers: true,
     maxConnectionPoolSize: 50,

@@ -1,5 +1,4 @@
 import pg from 'pg';
-import type { Config } from '../config';
 import { StoreUnavailableError, MnemographError, errorMessage } from '../errors';
 
 /** The part of pg we use: enough for a Pool, a PoolClient, or a test double. */
@@ -14,8 +13,15 @@ export function createPgPool(url: string, poolSize: number): pg.Pool {
   return pool;
 }
 
+/** What the pools are built from (`Config['postgres']`; declared here so drivers do not depend on config). */
+export interface PgSettings {
+  url: string;
+  readUrl?: string;
+  poolSize: number;
+}
+
 /** Writer pool and, when configured, a read-replica pool for analytical reads. */
-export function createPgPools(config: Config['postgres']): { primary: pg.Pool; replica: pg.Pool } {
+export function createPgPools(config: PgSettings): { primary: pg.Pool; replica: pg.Pool } {
   const primary = createPgPool(config.url, config.poolSize);
   const replica = config.readUrl ? createPgPool(config.readUrl, config.poolSize) : primary;
   return { primary, replica };
