@@ -191,7 +191,7 @@ function printTable(r: RecallResult): void {
   const cols = ['turn_recall_at_5', 'turn_recall_at_10', 'hit_at_10', 'ndcg_at_10', 'mrr', 'session_recall_at_10', 'session_any_at_5', 'session_any_at_10'];
   const rows: string[] = [`| system | scope | n | ${cols.join(' | ')} |`, `|${' --- |'.repeat(cols.length + 3)}`];
   for (const [name, s] of Object.entries(r.systems)) {
-    const line = (scope: string, m: Record<string, unknown>) => `| ${name} | ${scope} | ${String(m.n)} | ${cols.map((c) => (typeof m[c] === 'number' ? (m[c] as number).toFixed(3) : '-')).join(' | ')} |`;
+    const line = (scope: string, m: Record<string, unknown>) => `| ${name} | ${scope} | ${String(m.n)} | ${cols.map((c) => (typeof m[c] === 'number' ? m[c].toFixed(3) : '-')).join(' | ')} |`;
     rows.push(line('overall', s.overall));
     for (const [cat, m] of Object.entries(s.by_category)) rows.push(line(`cat ${cat}`, m));
   }

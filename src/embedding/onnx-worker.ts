@@ -19,7 +19,7 @@ let loaded: Promise<Loaded> | undefined;
 
 async function load(): Promise<Loaded> {
   const { files } = await ensureModelFiles(spec, modelDir, mavenUrl);
-  const tokenizer = new Tokenizer(JSON.parse(readFileSync(files.tokenizer, 'utf8')), {});
+  const tokenizer = new Tokenizer(JSON.parse(readFileSync(files.tokenizer, 'utf8')) as object, {});
   const session = await ort.InferenceSession.create(files.onnx, { intraOpNumThreads: 1, interOpNumThreads: 1 });
   return { tokenizer, session };
 }
@@ -35,7 +35,7 @@ async function embed({ tokenizer, session }: Loaded, texts: string[]): Promise<n
   const encoded = texts.map((t) => tokenIds(tokenizer, t));
   // Batch texts of similar length together so little time goes into padding.
   const order = encoded.map((_, i) => i).sort((a, b) => encoded[a]!.length - encoded[b]!.length);
-  const vectors: number[][] = new Array(texts.length);
+  const vectors = new Array<number[]>(texts.length);
   for (let start = 0; start < order.length; start += 16) {
     const batch = order.slice(start, start + 16);
     const L = Math.max(...batch.map((i) => encoded[i]!.length));

@@ -152,11 +152,7 @@ class EntityBag {
 }
 
 function splitSentences(text: string): string[] {
-  return nlp(text)
-    .sentences()
-    .out('array')
-    .map((s: string) => s.trim())
-    .filter((s: string) => s.length > 0);
+  return (nlp(text).sentences().out('array') as string[]).map((s) => s.trim()).filter((s) => s.length > 0);
 }
 
 interface JsonMatch {

@@ -75,7 +75,7 @@ function canonical(v: unknown): string {
 /** An export with node refs replaced by stable keys, sorted: equal memories give equal results. */
 function normalize(lines: ExportLine[]): string[] {
   const keyOf = new Map<string, string>();
-  for (const l of lines) if (l.kind === 'node') keyOf.set(l.ref, `${l.labels.join(':')}#${String(l.props.id ?? canonical(l.props))}`);
+  for (const l of lines) if (l.kind === 'node') keyOf.set(l.ref, `${l.labels.join(':')}#${typeof l.props.id === 'string' ? l.props.id : canonical(l.props)}`);
   const ref = (r: unknown) => (typeof r === 'string' ? keyOf.get(r) : canonical(r));
   return lines
     .map((l) => {

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MnemographClient, NotFoundError, RateLimitedError, UnauthorizedError, ValidationFailedError, ConnectionError, routes } from '../../src/client';
 import { uid } from '../support/stack';
@@ -106,7 +106,11 @@ describe('retries', () => {
   /** A server answering 429/503 `failures` times before proxying to the real API. */
   async function flaky(status: number, failures: number, retryAfter?: string): Promise<{ server: Server; url: string; hits: () => number }> {
     let hits = 0;
-    const server = createServer(async (req, res) => {
+    const server = createServer((req, res) => {
+      // A failed proxy call (say, the API went away) answers 502 instead of becoming an unhandled rejection.
+      serve(req, res).catch((err: unknown) => res.writeHead(502).end(String(err)));
+    });
+    async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
       hits++;
       if (hits <= failures) {
         res.writeHead(status, { 'content-type': 'application/json', ...(retryAfter ? { 'retry-after': retryAfter } : {}) });
@@ -118,7 +122,7 @@ describe('retries', () => {
       const upstream = await fetch(h.url + req.url, { method: req.method, headers: req.headers as Record<string, string>, body: chunks.length ? Buffer.concat(chunks) : undefined });
       res.writeHead(upstream.status, { 'content-type': 'application/json' });
       res.end(await upstream.text());
-    });
+    }
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits: () => hits };
   }

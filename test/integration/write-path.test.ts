@@ -16,7 +16,7 @@ async function pgTurnCount(userId: string): Promise<number> {
   return Number((await m.pg.primary.query('SELECT count(*) AS n FROM conversation_logs WHERE user_id = $1', [userId])).rows[0].n);
 }
 async function redisKeys(userId: string): Promise<string[]> {
-  return m.redis.keys(`working:${userId}:*`) as Promise<string[]>;
+  return m.redis.keys(`working:${userId}:*`);
 }
 
 describe('storeTurn', () => {
@@ -110,7 +110,7 @@ describe('storeTurn', () => {
   it('imports batches idempotently', async () => {
     const userId = uid('u');
     const conversationId = uid('c');
-    const batch = Array.from({ length: 300 }, (_, i) => ({ userId, conversationId, index: i, role: (i % 2 ? 'assistant' : 'user') as 'user' | 'assistant', content: `line ${i}` }));
+    const batch = Array.from({ length: 300 }, (_, i) => ({ userId, conversationId, index: i, role: i % 2 ? ('assistant' as const) : ('user' as const), content: `line ${i}` }));
     expect((await m.memory.storeTurns(batch)).filter((r) => r.created)).toHaveLength(300);
     expect((await m.memory.storeTurns(batch.slice(0, 10))).filter((r) => r.created)).toHaveLength(0);
     expect(await neo4jTurnCount(userId)).toBe(300);

@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { loadConfig, type Config } from '../../src/config';
 import { createNeo4jDriver, Neo4jExecutor } from '../../src/infra/neo4j';
 import { createPgPool } from '../../src/infra/postgres';
+import { errorMessage } from '../../src/errors';
 
 /**
  * Real connections to the stack `npm test` brought up. Tests isolate themselves with
@@ -52,7 +53,7 @@ export async function eventually<T>(probe: () => Promise<T | undefined | false>,
     } catch (err) {
       last = err;
     }
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${errorMessage(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
