@@ -87,6 +87,14 @@ export interface AccessPrincipal {
 /** The library caller: no tenant, no key, no agent. */
 export const LOCAL_PRINCIPAL: AccessPrincipal = Object.freeze({ tenantId: null, keyId: null, agentId: null });
 
+/**
+ * The principal of a verified API key, or of a tenant named on the command line (no key).
+ * Not bound to an agent: keys get agents with shared memory (agentId stays null until then).
+ */
+export function keyPrincipal(tenantId: string | null, keyId: string | null = null): AccessPrincipal {
+  return tenantId === null && keyId === null ? LOCAL_PRINCIPAL : Object.freeze({ tenantId, keyId, agentId: null });
+}
+
 /** The scope of `userId`'s memory for `principal`, reading `opts.channels` and writing `opts.channel`. */
 export function principalScope(principal: AccessPrincipal, userId: string, opts: Omit<ScopeOptions, 'tenantId' | 'agentId'> = {}): AccessScope {
   return userScope(userId, { ...opts, tenantId: principal.tenantId, agentId: principal.agentId });
