@@ -25,8 +25,13 @@ export class TenantNamespace {
     return internal;
   }
 
+  /** Whether an internal id is in this tenant's namespace. */
+  owns(id: string): boolean {
+    return id.startsWith(this.prefix);
+  }
+
   toExternal(id: string): string {
-    return id.startsWith(this.prefix) ? id.slice(this.prefix.length) : id;
+    return this.owns(id) ? id.slice(this.prefix.length) : id;
   }
 
   /** Rewrites the namespaced fields (see NAMESPACED_KEYS) of a validated input, deeply. */

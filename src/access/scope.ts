@@ -68,6 +68,38 @@ export function readKeys(scope: AccessScope): string[] {
   return scope.channels.map((c) => scopeKey(scope.userId, c));
 }
 
+/** The token a node written under `scope` carries: its user and write channel. */
+export function writeKey(scope: AccessScope): string {
+  return scopeKey(scope.userId, scope.channel);
+}
+
+/**
+ * Who is acting, as the edge knows it: the API key's tenant and key, the agent the key is
+ * bound to (null until keys are bound to agents). The library and the CLI act as
+ * `LOCAL_PRINCIPAL`. The facade puts the tenant and agent into every scope it builds.
+ */
+export interface AccessPrincipal {
+  readonly tenantId: string | null;
+  readonly keyId: string | null;
+  readonly agentId: string | null;
+}
+
+/** The library caller: no tenant, no key, no agent. */
+export const LOCAL_PRINCIPAL: AccessPrincipal = Object.freeze({ tenantId: null, keyId: null, agentId: null });
+
+/**
+ * The principal of a verified API key, or of a tenant named on the command line (no key).
+ * Not bound to an agent: keys get agents with shared memory (agentId stays null until then).
+ */
+export function keyPrincipal(tenantId: string | null, keyId: string | null = null): AccessPrincipal {
+  return tenantId === null && keyId === null ? LOCAL_PRINCIPAL : Object.freeze({ tenantId, keyId, agentId: null });
+}
+
+/** The scope of `userId`'s memory for `principal`, reading `opts.channels` and writing `opts.channel`. */
+export function principalScope(principal: AccessPrincipal, userId: string, opts: Omit<ScopeOptions, 'tenantId' | 'agentId'> = {}): AccessScope {
+  return userScope(userId, { ...opts, tenantId: principal.tenantId, agentId: principal.agentId });
+}
+
 /** Turn ids are derived, so (conversation, index) is unique through the id constraint. */
 export function turnId(conversationId: string, index: number): string {
   return `${conversationId}:${index}`;

@@ -5,7 +5,7 @@ import type { Mnemograph } from '../container';
 import { ValidationError } from '../errors';
 import type { Logger } from '../infra/logger';
 import { parseInput } from '../schemas';
-import { TenantNamespace } from '../access';
+import { keyPrincipal, TenantNamespace } from '../access';
 import { PgTenantStore, type Principal, type UserDataStore } from '../tenancy';
 import { pathParams, usesQuery, type Route, type RouteContext } from './contract';
 import { HttpError, toHttpError } from './errors';
@@ -114,7 +114,10 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   return { app, metrics, tenants, users: m.users, openapi, routes, close: () => limiterStore.shutdown() };
 }
 
-/** Runs one route: validate, check tenant ownership, namespace, call, un-namespace. */
+/**
+ * Runs one route: validate, check tenant ownership, namespace, call the facade acting for the
+ * key's principal (so its tenant is in every AccessScope), un-namespace.
+ */
 function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, metrics: ApiMetrics): RequestHandler {
   const params = pathParams(r.path);
   return async (req, res) => {
@@ -135,7 +138,8 @@ function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, metrics: Ap
     const t0 = performance.now();
     let outcome = 'error';
     try {
-      const result = await r.handler(ns.mapIn(input), { ...ctx, external: (v) => ns.mapOut(v) });
+      const memory = ctx.memory.as(keyPrincipal(principal.tenantId, principal.keyId));
+      const result = await r.handler(ns.mapIn(input), { ...ctx, memory, external: (v) => ns.mapOut(v) });
       outcome = 'ok';
       if (r.access === 'erase') for (const u of userIds) await tenants.unregisterUser(principal.tenantId, u);
       if (r.id === 'getContextValue') metrics.workingLookups.inc({ result: 'hit' });

@@ -117,7 +117,7 @@ export async function importCommand(config: Config, file: string, opts: { tenant
     bar.stop();
     if (opts.tenant && header?.kind === 'header') {
       const ns = new TenantNamespace(opts.tenant);
-      if (!header.userId.startsWith(ns.prefix)) throw new ValidationError(`the file holds user ${header.userId}, not a user of tenant ${opts.tenant}`);
+      if (!ns.owns(header.userId)) throw new ValidationError(`the file holds user ${header.userId}, not a user of tenant ${opts.tenant}`);
       const tenants = new PgTenantStore(m.pg.primary, 0);
       await tenants.ensureTenant(opts.tenant);
       await tenants.registerUsers(opts.tenant, [ns.toExternal(header.userId)]);

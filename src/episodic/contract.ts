@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ChannelSchema, IdSchema, UserIdSchema } from '../schemas';
+import type { AccessScope } from '../access';
 
 export const MAX_TURN_CHARS = 100_000;
 
@@ -134,8 +135,10 @@ export interface EpisodicStore {
   storeTurn(turn: NewTurn): Promise<StoreTurnResult>;
   /** Stores many turns in one transaction per chunk; same idempotency. */
   storeTurns(turns: NewTurn[]): Promise<StoreTurnResult[]>;
-  getConversation(userId: string, conversationId: string): Promise<Turn[]>;
-  getRecentTurns(q: TurnQuery): Promise<Turn[]>;
+  /** Every turn of the scope user's conversation, in index order; empty when it is missing or another user's. */
+  getConversation(scope: AccessScope, conversationId: string): Promise<Turn[]>;
+  /** The user's unarchived turns of `scope.channels` between `since` and `until`, newest first, at most `limit`. */
+  getRecentTurns(scope: AccessScope, q: { since?: string; until?: string; limit: number }): Promise<Turn[]>;
   /** Approximate nearest turns of one user, over-fetching to survive post-filtering. */
   vectorSearch(embedding: number[], q: TurnQuery): Promise<ScoredTurn[]>;
   /**

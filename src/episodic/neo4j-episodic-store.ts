@@ -1,7 +1,7 @@
 import type { ManagedTransaction } from 'neo4j-driver';
 import { MAX_OVERFETCH, indexOrFallback, type CypherRunner } from '../infra/neo4j';
 import { ValidationError } from '../errors';
-import { scopeKey, turnId } from '../access';
+import { scopeKey, turnId, type AccessScope } from '../access';
 import { TIME_MENTION_CYPHER, turnFlags } from './prepare';
 import type { EpisodicStore, NewTurn, ScoredTurn, StoreTurnResult, Turn, TurnHit, TurnQuery } from './contract';
 
@@ -315,15 +315,15 @@ export class Neo4jEpisodicStore implements EpisodicStore {
     return result.records.map((r) => ({ turn: toTurn(r.get('turn') as TurnRow), created: r.get('created') as boolean }));
   }
 
-  async getConversation(userId: string, conversationId: string): Promise<Turn[]> {
-    const rows = await this.db.read<{ turn: TurnRow }>(GET_CONVERSATION, { userId, conversationId }, TAG('getConversation'));
+  async getConversation(scope: AccessScope, conversationId: string): Promise<Turn[]> {
+    const rows = await this.db.read<{ turn: TurnRow }>(GET_CONVERSATION, { userId: scope.userId, conversationId }, TAG('getConversation'));
     return rows.map((r) => toTurn(r.turn));
   }
 
-  async getRecentTurns(q: TurnQuery): Promise<Turn[]> {
+  async getRecentTurns(scope: AccessScope, q: { since?: string; until?: string; limit: number }): Promise<Turn[]> {
     const rows = await this.db.read<{ turn: TurnRow }>(
       RECENT_TURNS,
-      { userId: q.userId, channels: q.channels, since: q.since ?? MIN_TIME, until: q.until ?? MAX_TIME, limit: q.limit },
+      { userId: scope.userId, channels: scope.channels, since: q.since ?? MIN_TIME, until: q.until ?? MAX_TIME, limit: q.limit },
       TAG('getRecentTurns'),
     );
     return rows.map((r) => toTurn(r.turn));

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ChannelSchema, IdSchema, UserIdSchema } from '../schemas';
+import type { AccessScope } from '../access';
 
 /**
  * Goals: what the agent is working on for a user, with sub-goals and blockers.
@@ -95,9 +96,8 @@ export interface CompleteGoalResult {
   unblocked: string[];
 }
 
+/** A goal to add; its user and channel are the scope's. */
 export interface NewGoal {
-  userId: string;
-  channel: string;
   id: string;
   description: string;
   priority: number;
@@ -107,33 +107,36 @@ export interface NewGoal {
   embedding?: number[];
 }
 
-/** Goal memory in Neo4j. Every method is scoped to `userId`; another user's goal id is "not found". */
+/**
+ * Goal memory in Neo4j. Every method takes the caller's `AccessScope` (writes go to
+ * `scope.channel`, lists cover `scope.channels`); another user's goal id is "not found".
+ */
 export interface GoalStore {
   /**
    * Creates the goal with HAS_GOAL, SUBGOAL_OF and BLOCKED_BY in one transaction; status
    * is `blocked` when a blocker is open. Idempotent on id. Throws NotFoundError for a
    * parent or blocker that is not the caller's, before writing anything.
    */
-  addGoal(goal: NewGoal): Promise<AddGoalResult>;
+  addGoal(scope: AccessScope, goal: NewGoal): Promise<AddGoalResult>;
   /** The goal with parent, sub-goals and blockers, or null. */
-  getGoal(userId: string, goalId: string): Promise<GoalDetails | null>;
+  getGoal(scope: AccessScope, goalId: string): Promise<GoalDetails | null>;
   /**
    * Closes an open goal: status, completed_at = now, result; then re-activates goals whose
    * last open blocker this was. Closing with the same status again is a no-op; closing a
    * goal closed with another status throws ValidationError. NotFoundError if not the caller's.
    */
-  completeGoal(userId: string, goalId: string, status: ClosedGoalStatus, result?: string): Promise<CompleteGoalResult>;
+  completeGoal(scope: AccessScope, goalId: string, status: ClosedGoalStatus, result?: string): Promise<CompleteGoalResult>;
   /**
    * Adds `(goal)-[:BLOCKED_BY]->(blocker)`; the goal becomes `blocked` if the blocker is
    * open. ValidationError when it would make a cycle or either goal is closed.
    */
-  addBlocker(userId: string, goalId: string, blockerId: string): Promise<Goal>;
-  /** Open goals of the user in `channels`, highest priority first, then earliest deadline, then oldest. */
-  listActiveGoals(q: { userId: string; channels: string[]; includeBlocked: boolean; limit: number }): Promise<Goal[]>;
+  addBlocker(scope: AccessScope, goalId: string, blockerId: string): Promise<Goal>;
+  /** Open goals of the user in `scope.channels`, highest priority first, then earliest deadline, then oldest. */
+  listActiveGoals(scope: AccessScope, q: { includeBlocked: boolean; limit: number }): Promise<Goal[]>;
   /**
-   * Open goals of the user in `channels` with their cosine similarity (0-1, Neo4j's
+   * Open goals of the user in `scope.channels` with their cosine similarity (0-1, Neo4j's
    * normalised cosine) to `embedding`; `similarity` is null for a goal without an embedding
    * or when no embedding is given. Most similar first, then as listActiveGoals; at most `limit`.
    */
-  similarActiveGoals(q: { userId: string; channels: string[]; embedding?: number[]; limit: number }): Promise<Array<{ goal: Goal; similarity: number | null }>>;
+  similarActiveGoals(scope: AccessScope, q: { embedding?: number[]; limit: number }): Promise<Array<{ goal: Goal; similarity: number | null }>>;
 }

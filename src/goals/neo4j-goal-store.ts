@@ -2,6 +2,7 @@ import type { ManagedTransaction } from 'neo4j-driver';
 import { NotFoundError, ValidationError } from '../errors';
 import type { CypherRunner } from '../infra/neo4j';
 import { CLOSED_GOAL_STATUSES, type AddGoalResult, type ClosedGoalStatus, type CompleteGoalResult, type Goal, type GoalDetails, type GoalStore, type NewGoal } from './contract';
+import type { AccessScope } from '../access';
 
 const TAG = (op: string) => ({ subsystem: 'goals', op });
 const OPEN = ['active', 'blocked'];
@@ -86,27 +87,29 @@ async function rows<T>(tx: ManagedTransaction, cypher: string, params: Record<st
 export class Neo4jGoalStore implements GoalStore {
   constructor(private readonly db: CypherRunner) {}
 
-  addGoal(goal: NewGoal): Promise<AddGoalResult> {
+  addGoal(scope: AccessScope, goal: NewGoal): Promise<AddGoalResult> {
+    const { userId, channel } = scope;
     return this.db.writeTx(async (tx) => {
       const [owner] = await rows<{ userId: string }>(tx, GOAL_OWNER, { id: goal.id });
       if (owner) {
-        if (owner.userId !== goal.userId) throw new ValidationError(`goal id ${goal.id} is already in use; choose another id`, { id: goal.id });
-        const [row] = await rows<{ goal: Goal }>(tx, GET_GOAL, { userId: goal.userId, goalId: goal.id });
+        if (owner.userId !== userId) throw new ValidationError(`goal id ${goal.id} is already in use; choose another id`, { id: goal.id });
+        const [row] = await rows<{ goal: Goal }>(tx, GET_GOAL, { userId, goalId: goal.id });
         return { goal: row!.goal, created: false };
       }
       const refs = [...new Set([...(goal.parentId ? [goal.parentId] : []), ...goal.blockedBy])];
-      const found = refs.length > 0 ? await rows<{ id: string; status: string }>(tx, OWNED_GOALS, { userId: goal.userId, ids: refs }) : [];
+      const found = refs.length > 0 ? await rows<{ id: string; status: string }>(tx, OWNED_GOALS, { userId, ids: refs }) : [];
       const first = refs.find((id) => !found.some((f) => f.id === id));
       if (first) throw new NotFoundError('goal', first);
       const blocked = found.some((f) => goal.blockedBy.includes(f.id) && OPEN.includes(f.status));
       const [row] = await rows<{ goal: Goal }>(tx, CREATE_GOAL, {
-        row: { ...goal, status: blocked ? 'blocked' : 'active', deadline: goal.deadline ?? null, parentId: goal.parentId ?? null, embedding: goal.embedding ?? null },
+        row: { ...goal, userId, channel, status: blocked ? 'blocked' : 'active', deadline: goal.deadline ?? null, parentId: goal.parentId ?? null, embedding: goal.embedding ?? null },
       });
       return { goal: row!.goal, created: true };
     }, TAG('addGoal'));
   }
 
-  async getGoal(userId: string, goalId: string): Promise<GoalDetails | null> {
+  async getGoal(scope: AccessScope, goalId: string): Promise<GoalDetails | null> {
+    const { userId } = scope;
     const tag = TAG('getGoal');
     const [row] = await this.db.read<{ goal: Goal }>(GET_GOAL, { userId, goalId }, tag);
     if (!row) return null;
@@ -114,7 +117,8 @@ export class Neo4jGoalStore implements GoalStore {
     return { goal: row.goal, parent: n?.parents[0] ?? null, subgoals: n?.subgoals ?? [], blockedBy: n?.blockedBy ?? [], blocks: n?.blocks ?? [] };
   }
 
-  completeGoal(userId: string, goalId: string, status: ClosedGoalStatus, result?: string): Promise<CompleteGoalResult> {
+  completeGoal(scope: AccessScope, goalId: string, status: ClosedGoalStatus, result?: string): Promise<CompleteGoalResult> {
+    const { userId } = scope;
     return this.db.writeTx(async (tx) => {
       const [closed] = await rows<{ goal: Goal }>(tx, CLOSE_GOAL, { userId, goalId, status, result: result ?? null });
       if (!closed) {
@@ -128,7 +132,8 @@ export class Neo4jGoalStore implements GoalStore {
     }, TAG('completeGoal'));
   }
 
-  addBlocker(userId: string, goalId: string, blockerId: string): Promise<Goal> {
+  addBlocker(scope: AccessScope, goalId: string, blockerId: string): Promise<Goal> {
+    const { userId } = scope;
     return this.db.writeTx(async (tx) => {
       const found = await rows<{ id: string; status: string }>(tx, OWNED_GOALS, { userId, ids: [goalId, blockerId] });
       for (const id of [goalId, blockerId]) if (!found.some((f) => f.id === id)) throw new NotFoundError('goal', id);
@@ -141,16 +146,16 @@ export class Neo4jGoalStore implements GoalStore {
     }, TAG('addBlocker'));
   }
 
-  async listActiveGoals(q: { userId: string; channels: string[]; includeBlocked: boolean; limit: number }): Promise<Goal[]> {
+  async listActiveGoals(scope: AccessScope, q: { includeBlocked: boolean; limit: number }): Promise<Goal[]> {
     const statuses = q.includeBlocked ? OPEN : ['active'];
-    const found = await this.db.read<{ goal: Goal }>(ACTIVE_GOALS, { userId: q.userId, channels: q.channels, statuses, limit: q.limit }, TAG('listActiveGoals'));
+    const found = await this.db.read<{ goal: Goal }>(ACTIVE_GOALS, { userId: scope.userId, channels: scope.channels, statuses, limit: q.limit }, TAG('listActiveGoals'));
     return found.map((r) => r.goal);
   }
 
-  async similarActiveGoals(q: { userId: string; channels: string[]; embedding?: number[]; limit: number }): Promise<Array<{ goal: Goal; similarity: number | null }>> {
+  async similarActiveGoals(scope: AccessScope, q: { embedding?: number[]; limit: number }): Promise<Array<{ goal: Goal; similarity: number | null }>> {
     return this.db.read<{ goal: Goal; similarity: number | null }>(
       SIMILAR_ACTIVE_GOALS,
-      { userId: q.userId, channels: q.channels, embedding: q.embedding ?? null, limit: q.limit },
+      { userId: scope.userId, channels: scope.channels, embedding: q.embedding ?? null, limit: q.limit },
       TAG('similarActiveGoals'),
     );
   }

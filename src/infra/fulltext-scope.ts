@@ -1,5 +1,6 @@
-import { scopeKey } from '../access';
+import { readKeys, scopeKey, type AccessScope } from '../access';
 
+// Re-exported for the import and backfill code that writes stored nodes' keys; new code imports '../access'.
 export { scopeKey };
 
 /**
@@ -15,12 +16,12 @@ export { scopeKey };
 export const SCOPED_LABELS = ['Turn', 'Fact', 'Entity', 'Strategy'] as const;
 
 /**
- * `clause` (already escaped Lucene) among the nodes of the user's `channels` only; the
- * scope adds nothing to the score. Null when there is nothing to search for.
+ * `clause` (already escaped Lucene) among the nodes `scope` may read only (its read keys);
+ * the scope adds nothing to the score. Null when there is nothing to search for.
  */
-export function scopedLuceneQuery(userId: string, channels: string[], clause: string): string | null {
-  if (clause.trim() === '' || channels.length === 0) return null;
-  return `+scope_key:(${channels.map((c) => scopeKey(userId, c)).join(' ')})^0 +(${clause})`;
+export function scopedLuceneQuery(scope: AccessScope, clause: string): string | null {
+  if (clause.trim() === '' || scope.channels.length === 0) return null;
+  return `+scope_key:(${readKeys(scope).join(' ')})^0 +(${clause})`;
 }
 
 /**

@@ -3,7 +3,7 @@ import type express from 'express';
 import { HttpError } from '../api/errors';
 import type { ApiHelpers } from '../api/app';
 import { ChannelSchema, UserIdSchema, parseInput } from '../schemas';
-import { TenantNamespace } from '../access';
+import { keyPrincipal, TenantNamespace } from '../access';
 import { createMcpServer } from './server';
 
 /**
@@ -20,7 +20,8 @@ export function mountMcp(v1: express.Router, helpers: ApiHelpers): void {
     const channel = parseInput(ChannelSchema, req.get('x-mnemograph-channel') ?? '_global', 'X-Mnemograph-Channel');
     await helpers.tenants.registerUsers(principal.tenantId, [userId]);
     const ns = new TenantNamespace(principal.tenantId);
-    const server = createMcpServer(helpers.context, {
+    const memory = helpers.context.memory.as(keyPrincipal(principal.tenantId, principal.keyId));
+    const server = createMcpServer({ ...helpers.context, memory }, {
       userId: ns.toInternal(userId, 'userId'),
       channel,
       present: (id) => ns.toExternal(id),

@@ -1,7 +1,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Config } from '../config';
 import { createMnemograph } from '../container';
-import { TenantNamespace } from '../access';
+import { keyPrincipal, TenantNamespace } from '../access';
 import { createMcpServer } from './server';
 
 /**
@@ -12,7 +12,7 @@ export async function runStdioMcp(config: Config, opts: { user: string; tenant?:
   const m = await createMnemograph(config);
   const ns = opts.tenant ? new TenantNamespace(opts.tenant) : undefined;
   const server = createMcpServer(
-    { memory: m.memory, users: m.users },
+    { memory: m.memory.as(keyPrincipal(opts.tenant ?? null)), users: m.users },
     {
       userId: ns ? ns.toInternal(opts.user, 'user') : opts.user,
       channel: opts.channel ?? '_global',

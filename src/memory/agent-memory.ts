@@ -7,9 +7,9 @@ import { TurnInputSchema, type EpisodicStore, type ScoredTurn, type StoreTurnRes
 import type { BackgroundEmbedder } from '../episodic/background-embedder';
 import { embeddingText, prepareTurn } from '../episodic/prepare';
 import type { Logger } from '../infra/logger';
-import { withGlobal } from '../access';
+import { LOCAL_PRINCIPAL, principalScope, type AccessPrincipal, type AccessScope, type ScopeOptions } from '../access';
 import { ChannelSchema, IdSchema, UserIdSchema, parseInput } from '../schemas';
-import type { ActiveGoal, SessionScope, WorkingMemoryStore } from '../working';
+import { sessionScope, type ActiveGoal, type SessionScope, type WorkingMemoryStore } from '../working';
 import { formatContext, RecallQuerySchema, type FormatOptions, type MemoryBundle, type RecallEngine, type RecallQuery } from '../retrieval';
 import { SemanticMemory, type PromotionThresholds, type SemanticStore } from '../semantic';
 import { ProceduralMemory, type ProceduralStore, type ToolInvocationLog } from '../procedural';
@@ -71,11 +71,30 @@ export interface AgentMemoryDeps {
 }
 
 /**
- * The front door of the library. Validates every input, scopes every operation to a user
- * and channel, and coordinates the stores; it sees interfaces only (see `container.ts`).
+ * The front door of the library. Validates every input, builds the call's `AccessScope`
+ * once (user and channels from the input, tenant and agent from the principal it acts for)
+ * and passes it to every store, and coordinates the stores; it sees interfaces only (see
+ * `container.ts`).
  */
 export class AgentMemory {
-  constructor(private readonly d: AgentMemoryDeps) {}
+  constructor(
+    private readonly d: AgentMemoryDeps,
+    /** Who acts: `LOCAL_PRINCIPAL` for library callers; the API key's principal behind `as`. */
+    readonly principal: AccessPrincipal = LOCAL_PRINCIPAL,
+  ) {}
+
+  /**
+   * This memory acting for `principal`: the same stores and settings, with the principal's
+   * tenant and agent in every scope it builds. The HTTP API and MCP take one per request
+   * from the API key; ids are still namespaced by the caller (TenantNamespace). No I/O.
+   */
+  as(principal: AccessPrincipal): AgentMemory {
+    return new AgentMemory(this.d, principal);
+  }
+
+  private scope(userId: string, opts?: Omit<ScopeOptions, 'tenantId' | 'agentId'>): AccessScope {
+    return principalScope(this.principal, userId, opts);
+  }
 
   /**
    * Stores one conversation turn: Neo4j graph (Conversation, Turn, HAS_TURN, FOLLOWED_BY),
@@ -114,7 +133,7 @@ export class AgentMemory {
         (r) => `${r.turn.userId}\u0000${r.turn.channel}\u0000${r.turn.conversationId}`,
       ).map((group) =>
         this.d.working.addTurns(
-          scopeOf(group[0]!.turn),
+          scopeOf(this.principal, group[0]!.turn),
           group.map(({ turn: t }) => ({ id: t.id, role: t.role, content: t.content, timestamp: t.timestamp, index: t.index })),
         ),
       ),
@@ -141,17 +160,16 @@ export class AgentMemory {
   /** Every turn of a conversation in order; empty when it does not exist or is another user's. */
   async getConversation(userId: string, conversationId: string): Promise<Turn[]> {
     const q = parseInput(z.object({ userId: UserIdSchema, conversationId: IdSchema }), { userId, conversationId }, 'conversation query');
-    return this.audited('getConversation', q.userId, '_global', `conversation:${q.conversationId}`, [], () =>
-      this.d.episodic.getConversation(q.userId, q.conversationId),
-    );
+    const scope = this.scope(q.userId);
+    return this.audited('getConversation', scope, `conversation:${q.conversationId}`, [], () => this.d.episodic.getConversation(scope, q.conversationId));
   }
 
   /** Turns of the last `hours` in the given channels (plus `_global`), newest first. */
   async getRecentTurns(query: z.input<typeof RecentTurnsQuerySchema>): Promise<Turn[]> {
     const q = parseInput(RecentTurnsQuerySchema, query, 'recent turns query');
-    const channels = withGlobal(q.channels);
-    return this.audited('getRecentTurns', q.userId, q.channels[0]!, `last ${q.hours} h`, channels, () =>
-      this.d.episodic.getRecentTurns({ userId: q.userId, channels, since: hoursAgo(q.hours), limit: q.limit }),
+    const scope = this.scope(q.userId, { channels: q.channels });
+    return this.audited('getRecentTurns', scope, `last ${q.hours} h`, [...scope.channels], () =>
+      this.d.episodic.getRecentTurns(scope, { since: hoursAgo(q.hours), limit: q.limit }),
     );
   }
 
@@ -162,11 +180,11 @@ export class AgentMemory {
     if (embedding.length !== this.d.embedder.dimensions) {
       throw new ValidationError(`invalid vector search: queryEmbedding must have ${this.d.embedder.dimensions} numbers, got ${embedding.length}`);
     }
-    const channels = withGlobal(q.channels);
-    return this.audited('vectorSearch', q.userId, q.channels[0]!, q.query ?? '<embedding>', channels, () =>
+    const scope = this.scope(q.userId, { channels: q.channels });
+    return this.audited('vectorSearch', scope, q.query ?? '<embedding>', [...scope.channels], () =>
       this.d.episodic.vectorSearch(embedding, {
-        userId: q.userId,
-        channels,
+        userId: scope.userId,
+        channels: [...scope.channels],
         since: q.timeWindowHours ? hoursAgo(q.timeWindowHours) : undefined,
         limit: q.topK,
       }),
@@ -192,16 +210,17 @@ export class AgentMemory {
   }
 
   /** Runs a read and records it in the audit log (kept at level `reads` and above). */
-  private async audited<T extends unknown[]>(operation: string, userId: string, channel: string, query: string, channels: string[], read: () => Promise<T>): Promise<T> {
+  private async audited<T extends unknown[]>(operation: string, scope: AccessScope, query: string, channels: string[], read: () => Promise<T>): Promise<T> {
     const t0 = performance.now();
     const result = await read();
-    this.d.audit.logRead({ operation, memoryType: 'episodic', userId, channel, query, channelsSearched: channels, resultCount: result.length, latencyMs: performance.now() - t0 });
+    this.d.audit.logRead({ operation, memoryType: 'episodic', userId: scope.userId, channel: scope.channel, query, channelsSearched: channels, resultCount: result.length, latencyMs: performance.now() - t0 });
     return result;
   }
 
   /** Working memory of one session (Redis, or process memory while Redis is down). */
   session(scope: z.input<typeof SessionSchema>): WorkingSession {
-    return new WorkingSession(this.d.working, parseInput(SessionSchema, scope, 'session'));
+    const s = parseInput(SessionSchema, scope, 'session');
+    return new WorkingSession(this.d.working, sessionScope(this.scope(s.userId, { channel: s.channel }), s.conversationId));
   }
 
   // --- Knowledge: semantic, procedural and goal memory (see src/semantic, src/procedural,
@@ -211,9 +230,9 @@ export class AgentMemory {
   private get knowledge() {
     const { embedder, audit, log } = this.d;
     return (this.parts ??= {
-      semantic: new SemanticMemory({ store: this.d.semantic, embedder, audit, log, promotionThresholds: this.d.promotionThresholds, entityMatchSimilarity: this.d.entityMatchSimilarity }),
-      procedural: new ProceduralMemory({ store: this.d.procedural, invocationLog: this.d.toolLog, embedder, audit, log }),
-      goals: new GoalMemory({ store: this.d.goals, embedder, audit, log }),
+      semantic: new SemanticMemory({ store: this.d.semantic, embedder, audit, log, promotionThresholds: this.d.promotionThresholds, entityMatchSimilarity: this.d.entityMatchSimilarity }, this.principal),
+      procedural: new ProceduralMemory({ store: this.d.procedural, invocationLog: this.d.toolLog, embedder, audit, log }, this.principal),
+      goals: new GoalMemory({ store: this.d.goals, embedder, audit, log }, this.principal),
     });
   }
   /** Entities, facts, relationships: every semantic operation (search by text, delete, find by name, ...). */
@@ -334,8 +353,9 @@ export class WorkingSession {
   }
 }
 
-function scopeOf(turn: Turn): SessionScope {
-  return { userId: turn.userId, channel: turn.channel, conversationId: turn.conversationId };
+/** The working-memory session a stored turn belongs to: the turn's own user, channel and conversation. */
+function scopeOf(principal: AccessPrincipal, turn: Turn): SessionScope {
+  return sessionScope(principalScope(principal, turn.userId, { channel: turn.channel }), turn.conversationId);
 }
 
 function hoursAgo(hours: number): string {

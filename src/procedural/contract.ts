@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ChannelSchema, IdSchema, UserIdSchema } from '../schemas';
 import { TurnIdSchema } from '../semantic/contract';
+import type { AccessScope } from '../access';
 
 /**
  * Procedural memory: which tools an agent used, how they went, and the strategies
@@ -149,11 +150,9 @@ export interface ToolStats {
   lastUsed: string;
 }
 
-/** A validated invocation ready to persist. */
+/** A validated invocation ready to persist; its user and channel are the scope's. */
 export interface NewInvocation {
   id: string;
-  userId: string;
-  channel: string;
   conversationId: string;
   turnIndex: number;
   toolName: string;
@@ -166,9 +165,8 @@ export interface NewInvocation {
   timestamp: string;
 }
 
+/** A strategy to learn; its user and channel are the scope's. */
 export interface NewStrategy {
-  userId: string;
-  channel: string;
   id: string;
   description: string;
   contextPattern: string;
@@ -181,38 +179,40 @@ export interface NewStrategy {
 /**
  * Procedural memory in Neo4j: `(:Conversation)-[:USED_TOOL]->(:ToolInvocation)-[:INVOKED]->(:Tool)`,
  * `(:User)-[:HAS_STRATEGY]->(:Strategy)-[:USES_TOOL]->(:Tool)`,
- * `(:Strategy)-[:SUCCEEDED_IN|FAILED_IN]->(:Conversation)`.
+ * `(:Strategy)-[:SUCCEEDED_IN|FAILED_IN]->(:Conversation)`. Every operation takes the caller's
+ * `AccessScope`: writes go to `scope.channel`, reads cover `scope.channels`.
  */
 export interface ProceduralStore {
   /**
-   * Stores the invocation (creating the Conversation if it is new, owned by this user
-   * and channel) and updates the shared Tool counters. Idempotent on `id`: a repeat
+   * Stores the invocation (creating the Conversation if it is new, owned by the scope's user
+   * and write channel) and updates the shared Tool counters. Idempotent on `id`: a repeat
    * returns the stored invocation with `created: false` and changes no counter. Throws
    * ValidationError, writing nothing, when the conversation belongs to another user or
    * channel, or the id is another user's invocation.
    */
-  recordInvocation(inv: NewInvocation): Promise<RecordInvocationResult>;
+  recordInvocation(scope: AccessScope, inv: NewInvocation): Promise<RecordInvocationResult>;
   /**
-   * Creates the strategy, or reinforces the existing one with the same id: success or
+   * Creates the strategy in `scope.channel`, or reinforces the existing one with the same id: success or
    * failure count + 1, unless this conversation was already counted for it. Throws
    * NotFoundError when `fromConversationId` is not the caller's.
    */
-  learnStrategy(s: NewStrategy): Promise<LearnStrategyResult>;
-  getStrategy(userId: string, id: string): Promise<Strategy | null>;
-  /** Nearest strategies by embedding in `channels`, over-fetching to survive the post-filter; score = cosine. */
-  vectorSearchStrategies(embedding: number[], userId: string, channels: string[], limit: number): Promise<Array<{ strategy: Strategy; score: number }>>;
-  /** BM25 over description and context pattern (`strategy_text_scoped`); score = Lucene score. */
-  fullTextSearchStrategies(text: string, userId: string, channels: string[], limit: number): Promise<Array<{ strategy: Strategy; score: number }>>;
+  learnStrategy(scope: AccessScope, s: NewStrategy): Promise<LearnStrategyResult>;
+  /** The caller's strategy (any channel), or null when it is missing or another user's. */
+  getStrategy(scope: AccessScope, id: string): Promise<Strategy | null>;
+  /** Nearest strategies by embedding in `scope.channels`, best first, over-fetching to survive the post-filter; score = cosine. */
+  vectorSearchStrategies(scope: AccessScope, embedding: number[], limit: number): Promise<Array<{ strategy: Strategy; score: number }>>;
+  /** BM25 over description and context pattern (`strategy_text_scoped`, requiring the scope's read keys), best first; score = Lucene score. */
+  fullTextSearchStrategies(scope: AccessScope, text: string, limit: number): Promise<Array<{ strategy: Strategy; score: number }>>;
   /** success or failure count + 1, last_used = now. NotFoundError if not the caller's. */
-  reinforceStrategy(userId: string, id: string, success: boolean): Promise<Strategy>;
-  /** Per-tool statistics over the caller's invocations, most used first. */
-  getToolStats(q: { userId: string; channels: string[]; taskType?: string; toolName?: string; since?: string }): Promise<ToolStats[]>;
+  reinforceStrategy(scope: AccessScope, id: string, success: boolean): Promise<Strategy>;
+  /** Per-tool statistics over the caller's invocations in `scope.channels`, most used first. */
+  getToolStats(scope: AccessScope, q: { taskType?: string; toolName?: string; since?: string }): Promise<ToolStats[]>;
   /** The caller's invocations of a conversation, oldest first. */
-  getInvocations(userId: string, conversationId: string): Promise<ToolInvocation[]>;
+  getInvocations(scope: AccessScope, conversationId: string): Promise<ToolInvocation[]>;
 }
 
 /** The Postgres invocation log (`tool_invocations`). */
 export interface ToolInvocationLog {
-  /** Inserts the row; an existing invocation_id is left as it is (ON CONFLICT DO NOTHING). */
-  append(inv: NewInvocation): Promise<void>;
+  /** Inserts the row for the scope's user and write channel; an existing invocation_id is left as it is (ON CONFLICT DO NOTHING). */
+  append(scope: AccessScope, inv: NewInvocation): Promise<void>;
 }

@@ -1,6 +1,7 @@
 import type { ManagedTransaction } from 'neo4j-driver';
 import { NotFoundError, ValidationError } from '../errors';
-import { scopeKey, scopedFulltextK, scopedLuceneQuery } from '../infra/fulltext-scope';
+import { writeKey, type AccessScope } from '../access';
+import { scopedFulltextK, scopedLuceneQuery } from '../infra/fulltext-scope';
 import { indexOrFallback, type CypherRunner } from '../infra/neo4j';
 import type { Json, LearnStrategyResult, NewInvocation, NewStrategy, ProceduralStore, RecordInvocationResult, Strategy, ToolInvocation, ToolStats } from './contract';
 
@@ -148,26 +149,29 @@ async function rows<T>(tx: ManagedTransaction, cypher: string, params: Record<st
 export class Neo4jProceduralStore implements ProceduralStore {
   constructor(private readonly db: CypherRunner) {}
 
-  recordInvocation(inv: NewInvocation): Promise<RecordInvocationResult> {
+  recordInvocation(scope: AccessScope, inv: NewInvocation): Promise<RecordInvocationResult> {
+    const { userId, channel } = scope;
     return this.db.writeTx(async (tx) => {
       const [seen] = await rows<{ invocation: InvocationRow }>(tx, GET_INVOCATION, { id: inv.id });
       if (seen) {
-        if (seen.invocation.userId !== inv.userId) throw new ValidationError(`invocation id ${inv.id} is already in use; choose another id`, { id: inv.id });
+        if (seen.invocation.userId !== userId) throw new ValidationError(`invocation id ${inv.id} is already in use; choose another id`, { id: inv.id });
         return { invocation: toInvocation(seen.invocation), created: false };
       }
       const [owner] = await rows<{ userId: string; channel: string }>(tx, UPSERT_CONVERSATION, {
         conversationId: inv.conversationId,
-        userId: inv.userId,
-        channel: inv.channel,
+        userId,
+        channel,
         startedAt: inv.timestamp,
       });
-      if (owner!.userId !== inv.userId || owner!.channel !== inv.channel) {
+      if (owner!.userId !== userId || owner!.channel !== channel) {
         // Same message for another user and another channel: reveal nothing.
         throw new ValidationError(`conversation ${inv.conversationId} belongs to another user or channel; use a new conversation id`, { conversationId: inv.conversationId });
       }
       const [row] = await rows<{ invocation: InvocationRow }>(tx, CREATE_INVOCATION, {
         row: {
           ...inv,
+          userId,
+          channel,
           toolInputJson: JSON.stringify(inv.toolInput),
           toolOutputJson: inv.toolOutput === undefined ? null : JSON.stringify(inv.toolOutput),
           errorMessage: inv.errorMessage ?? null,
@@ -178,47 +182,49 @@ export class Neo4jProceduralStore implements ProceduralStore {
     }, TAG('recordInvocation'));
   }
 
-  async getInvocations(userId: string, conversationId: string): Promise<ToolInvocation[]> {
-    const found = await this.db.read<{ invocation: InvocationRow }>(CONVERSATION_INVOCATIONS, { userId, conversationId }, TAG('getInvocations'));
+  async getInvocations(scope: AccessScope, conversationId: string): Promise<ToolInvocation[]> {
+    const found = await this.db.read<{ invocation: InvocationRow }>(CONVERSATION_INVOCATIONS, { userId: scope.userId, conversationId }, TAG('getInvocations'));
     return found.map((r) => toInvocation(r.invocation));
   }
 
-  async getToolStats(q: { userId: string; channels: string[]; taskType?: string; toolName?: string; since?: string }): Promise<ToolStats[]> {
+  async getToolStats(scope: AccessScope, q: { taskType?: string; toolName?: string; since?: string }): Promise<ToolStats[]> {
     const found = await this.db.read<{ toolName: string; invocations: number; successes: number; avgLatencyMs: number; lastUsed: string }>(
       TOOL_STATS,
-      { userId: q.userId, channels: q.channels, taskType: q.taskType ?? null, toolName: q.toolName ?? null, since: q.since ?? MIN_TIME },
+      { userId: scope.userId, channels: scope.channels, taskType: q.taskType ?? null, toolName: q.toolName ?? null, since: q.since ?? MIN_TIME },
       TAG('getToolStats'),
     );
     return found.map((r) => ({ ...r, failures: r.invocations - r.successes, successRate: r.successes / r.invocations }));
   }
 
-  learnStrategy(s: NewStrategy): Promise<LearnStrategyResult> {
+  learnStrategy(scope: AccessScope, s: NewStrategy): Promise<LearnStrategyResult> {
+    const { userId, channel } = scope;
     return this.db.writeTx(async (tx) => {
       const [owner] = await rows<{ userId: string }>(tx, STRATEGY_OWNER, { id: s.id });
-      if (owner && owner.userId !== s.userId) throw new ValidationError(`strategy id ${s.id} is already in use; choose another id`, { id: s.id });
+      if (owner && owner.userId !== userId) throw new ValidationError(`strategy id ${s.id} is already in use; choose another id`, { id: s.id });
       if (s.fromConversationId) {
-        const [own] = await rows<{ n: number }>(tx, OWNED_CONVERSATION, { userId: s.userId, conversationId: s.fromConversationId });
+        const [own] = await rows<{ n: number }>(tx, OWNED_CONVERSATION, { userId, conversationId: s.fromConversationId });
         if (!own || own.n === 0) throw new NotFoundError('conversation', s.fromConversationId);
       }
       const [row] = await rows<{ strategy: StrategyRow; created: boolean }>(tx, LEARN_STRATEGY, {
-        row: { ...s, scopeKey: scopeKey(s.userId, s.channel), conversationId: s.fromConversationId ?? null, embedding: s.embedding ?? null },
+        row: { ...s, userId, channel, scopeKey: writeKey(scope), conversationId: s.fromConversationId ?? null, embedding: s.embedding ?? null },
       });
       return { strategy: toStrategy(row!.strategy), created: row!.created };
     }, TAG('learnStrategy'));
   }
 
-  async getStrategy(userId: string, id: string): Promise<Strategy | null> {
-    const [row] = await this.db.read<{ strategy: StrategyRow }>(GET_STRATEGY, { userId, id }, TAG('getStrategy'));
+  async getStrategy(scope: AccessScope, id: string): Promise<Strategy | null> {
+    const [row] = await this.db.read<{ strategy: StrategyRow }>(GET_STRATEGY, { userId: scope.userId, id }, TAG('getStrategy'));
     return row ? toStrategy(row.strategy) : null;
   }
 
-  async reinforceStrategy(userId: string, id: string, success: boolean): Promise<Strategy> {
-    const [row] = await this.db.write<{ strategy: StrategyRow }>(REINFORCE, { userId, id, success }, TAG('reinforceStrategy'));
+  async reinforceStrategy(scope: AccessScope, id: string, success: boolean): Promise<Strategy> {
+    const [row] = await this.db.write<{ strategy: StrategyRow }>(REINFORCE, { userId: scope.userId, id, success }, TAG('reinforceStrategy'));
     if (!row) throw new NotFoundError('strategy', id);
     return toStrategy(row.strategy);
   }
 
-  async vectorSearchStrategies(embedding: number[], userId: string, channels: string[], limit: number): Promise<Array<{ strategy: Strategy; score: number }>> {
+  async vectorSearchStrategies(scope: AccessScope, embedding: number[], limit: number): Promise<Array<{ strategy: Strategy; score: number }>> {
+    const { userId, channels } = scope;
     const found = await indexOrFallback(
       limit,
       (k) => this.db.read<{ strategy: StrategyRow; score: number }>(VECTOR_STRATEGIES, { k, embedding, userId, channels, limit }, TAG('vectorSearchStrategies')),
@@ -227,9 +233,10 @@ export class Neo4jProceduralStore implements ProceduralStore {
     return found.map((r) => ({ strategy: toStrategy(r.strategy), score: r.score }));
   }
 
-  async fullTextSearchStrategies(query: string, userId: string, channels: string[], limit: number): Promise<Array<{ strategy: Strategy; score: number }>> {
-    const scoped = scopedLuceneQuery(userId, channels, query);
+  async fullTextSearchStrategies(scope: AccessScope, query: string, limit: number): Promise<Array<{ strategy: Strategy; score: number }>> {
+    const scoped = scopedLuceneQuery(scope, query);
     if (!scoped) return [];
+    const { userId, channels } = scope;
     const found = await this.db.read<{ strategy: StrategyRow; score: number }>(
       FULLTEXT_STRATEGIES,
       { k: scopedFulltextK(limit), query: scoped, userId, channels, limit },

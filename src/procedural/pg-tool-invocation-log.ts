@@ -1,3 +1,4 @@
+import type { AccessScope } from '../access';
 import type { Queryable } from '../infra/postgres';
 import type { NewInvocation, ToolInvocationLog } from './contract';
 
@@ -12,11 +13,11 @@ ON CONFLICT (invocation_id) DO NOTHING`;
 export class PgToolInvocationLog implements ToolInvocationLog {
   constructor(private readonly db: Queryable) {}
 
-  async append(inv: NewInvocation): Promise<void> {
+  async append(scope: AccessScope, inv: NewInvocation): Promise<void> {
     await this.db.query(INSERT_INVOCATION, [
       inv.id,
       inv.conversationId,
-      inv.userId,
+      scope.userId,
       inv.turnIndex,
       inv.timestamp,
       inv.toolName,
@@ -26,7 +27,7 @@ export class PgToolInvocationLog implements ToolInvocationLog {
       inv.success,
       inv.latencyMs,
       inv.errorMessage ?? null,
-      inv.channel,
+      scope.channel,
     ]);
   }
 }

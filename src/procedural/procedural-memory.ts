@@ -4,7 +4,7 @@ import type { AuditLogger } from '../audit';
 import type { Embedder } from '../embedding';
 import { ValidationError } from '../errors';
 import type { Logger } from '../infra/logger';
-import { parseTurnId, withGlobal } from '../access';
+import { LOCAL_PRINCIPAL, parseTurnId, principalScope, type AccessPrincipal, type AccessScope, type ScopeOptions } from '../access';
 import { IdSchema, UserIdSchema, parseInput } from '../schemas';
 import { embeddingForQuery, embeddingForWrite } from '../semantic/embed';
 import { luceneQuery } from '../semantic/lucene';
@@ -49,7 +49,19 @@ function turnIndexOf(turnId: string): number {
  * on the invocation id) and strategies (learned, reinforced, found by hybrid search).
  */
 export class ProceduralMemory {
-  constructor(private readonly d: ProceduralMemoryDeps) {}
+  constructor(
+    private readonly d: ProceduralMemoryDeps,
+    private readonly principal: AccessPrincipal = LOCAL_PRINCIPAL,
+  ) {}
+
+  /** The same procedural memory acting for `principal` (its tenant and agent land in every scope). */
+  as(principal: AccessPrincipal): ProceduralMemory {
+    return new ProceduralMemory(this.d, principal);
+  }
+
+  private scope(userId: string, opts?: Omit<ScopeOptions, 'tenantId' | 'agentId'>): AccessScope {
+    return principalScope(this.principal, userId, opts);
+  }
 
   /**
    * Records one tool call. Acknowledged once Neo4j and Postgres hold it; a retry with the
@@ -58,14 +70,13 @@ export class ProceduralMemory {
    */
   async recordInvocation(input: InvocationInput): Promise<RecordInvocationResult> {
     const i = parseInput(InvocationInputSchema, input, 'tool invocation');
-    if (i.turnId && !i.turnId.startsWith(`${i.conversationId}:`)) {
+    if (i.turnId && parseTurnId(i.turnId)?.conversationId !== i.conversationId) {
       throw new ValidationError(`invalid tool invocation: turnId ${i.turnId} is not a turn of conversation ${i.conversationId}`, { turnId: i.turnId });
     }
+    const scope = this.scope(i.userId, { channel: i.channel });
     const t0 = performance.now();
     const inv = {
       id: i.invocationId ?? randomUUID(),
-      userId: i.userId,
-      channel: i.channel,
       conversationId: i.conversationId,
       turnIndex: i.turnIndex ?? (i.turnId ? turnIndexOf(i.turnId) : -1),
       toolName: i.toolName,
@@ -77,16 +88,16 @@ export class ProceduralMemory {
       taskType: i.taskType,
       timestamp: i.timestamp ?? new Date().toISOString(),
     };
-    const result = await this.d.store.recordInvocation(inv);
+    const result = await this.d.store.recordInvocation(scope, inv);
     // From the stored node, so a retry writes the row the first attempt meant to write.
     const stored = result.invocation;
-    await this.d.invocationLog.append({ ...inv, ...stored, toolOutput: stored.toolOutput ?? undefined, errorMessage: stored.errorMessage ?? undefined, taskType: stored.taskType ?? undefined });
+    await this.d.invocationLog.append(scope, { ...inv, ...stored, toolOutput: stored.toolOutput ?? undefined, errorMessage: stored.errorMessage ?? undefined, taskType: stored.taskType ?? undefined });
     if (result.created) {
       this.d.audit.logWrite({
         operation: 'record_invocation',
         memoryType: 'procedural',
-        userId: inv.userId,
-        channel: inv.channel,
+        userId: scope.userId,
+        channel: scope.channel,
         conversationId: inv.conversationId,
         affectedIds: [inv.id],
         latencyMs: performance.now() - t0,
@@ -98,7 +109,7 @@ export class ProceduralMemory {
 
   async getInvocations(userId: string, conversationId: string): Promise<ToolInvocation[]> {
     const q = parseInput(ConversationRefSchema, { userId, conversationId }, 'invocation query');
-    return this.d.store.getInvocations(q.userId, q.conversationId);
+    return this.d.store.getInvocations(this.scope(q.userId), q.conversationId);
   }
 
   /**
@@ -106,17 +117,17 @@ export class ProceduralMemory {
    * sequence) was learned before; one conversation counts once.
    */
   async learnStrategy(input: z.input<typeof StrategyInputSchema>): Promise<LearnStrategyResult> {
-    const s = parseInput(StrategyInputSchema, input, 'strategy');
+    const { userId, channel, ...s } = parseInput(StrategyInputSchema, input, 'strategy');
     const text = [s.description, s.contextPattern, s.toolSequence.join(' ')].filter(Boolean).join('\n');
     const embedding = await embeddingForWrite(this.d.embedder, this.d.log, 'procedural', text, s.embedding);
     const t0 = performance.now();
-    const id = s.id ?? strategyId(s.userId, s.channel, s.contextPattern, s.toolSequence, s.description);
-    const result = await this.d.store.learnStrategy({ ...s, id, embedding });
+    const id = s.id ?? strategyId(userId, channel, s.contextPattern, s.toolSequence, s.description);
+    const result = await this.d.store.learnStrategy(this.scope(userId, { channel }), { ...s, id, embedding });
     this.d.audit.logWrite({
       operation: result.created ? 'learn_strategy' : 'reinforce_strategy',
       memoryType: 'procedural',
-      userId: s.userId,
-      channel: s.channel,
+      userId,
+      channel,
       conversationId: s.fromConversationId,
       affectedIds: [id],
       latencyMs: performance.now() - t0,
@@ -127,7 +138,7 @@ export class ProceduralMemory {
 
   async getStrategy(userId: string, strategyId: string): Promise<Strategy | null> {
     const q = parseInput(StrategyRefSchema, { userId, strategyId }, 'strategy query');
-    return this.d.store.getStrategy(q.userId, q.strategyId);
+    return this.d.store.getStrategy(this.scope(q.userId), q.strategyId);
   }
 
   /**
@@ -136,22 +147,22 @@ export class ProceduralMemory {
    */
   async findStrategies(query: FindStrategiesQuery): Promise<ScoredStrategy[]> {
     const q = parseInput(FindStrategiesQuerySchema, query, 'strategy search');
+    const scope = this.scope(q.userId, { channels: q.channels });
     const t0 = performance.now();
-    const channels = withGlobal(q.channels);
     const candidates = Math.max(q.topK * 3, 20);
     const embedding = await embeddingForQuery(this.d.embedder, q.task, undefined);
     const [vector, text] = await Promise.all([
-      this.d.store.vectorSearchStrategies(embedding, q.userId, channels, candidates),
-      this.d.store.fullTextSearchStrategies(luceneQuery(q.task), q.userId, channels, candidates),
+      this.d.store.vectorSearchStrategies(scope, embedding, candidates),
+      this.d.store.fullTextSearchStrategies(scope, luceneQuery(q.task), candidates),
     ]);
     const result = fuseStrategies([vector, text], q.topK, q.minSuccessRate);
     this.d.audit.logRead({
       operation: 'findStrategies',
       memoryType: 'procedural',
-      userId: q.userId,
-      channel: q.channels[0]!,
+      userId: scope.userId,
+      channel: scope.channel,
       query: q.task,
-      channelsSearched: channels,
+      channelsSearched: [...scope.channels],
       resultCount: result.length,
       latencyMs: performance.now() - t0,
     });
@@ -161,7 +172,7 @@ export class ProceduralMemory {
   async reinforceStrategy(userId: string, strategyId: string, success: boolean): Promise<Strategy> {
     const q = parseInput(ReinforceSchema, { userId, strategyId, success }, 'strategy reinforcement');
     const t0 = performance.now();
-    const strategy = await this.d.store.reinforceStrategy(q.userId, q.strategyId, q.success);
+    const strategy = await this.d.store.reinforceStrategy(this.scope(q.userId), q.strategyId, q.success);
     this.d.audit.logWrite({
       operation: 'reinforce_strategy',
       memoryType: 'procedural',
@@ -178,6 +189,6 @@ export class ProceduralMemory {
   async getToolStats(query: ToolStatsQuery): Promise<ToolStats[]> {
     const q = parseInput(ToolStatsQuerySchema, query, 'tool stats query');
     const since = q.sinceHours ? new Date(Date.now() - q.sinceHours * 3_600_000).toISOString() : undefined;
-    return this.d.store.getToolStats({ userId: q.userId, channels: withGlobal(q.channels), taskType: q.taskType, toolName: q.toolName, since });
+    return this.d.store.getToolStats(this.scope(q.userId, { channels: q.channels }), { taskType: q.taskType, toolName: q.toolName, since });
   }
 }

@@ -6,6 +6,7 @@
  * enough to drown the content words; so they are dropped before the query is built.
  */
 import { scopedLuceneQuery } from '../infra/fulltext-scope';
+import { userScope } from '../access';
 
 const QUERY_STOPWORDS = new Set(
   (
@@ -103,7 +104,7 @@ export function luceneTerms(terms: Array<{ term: string; weight?: number }>): st
  * infra/fulltext-scope). Null when there is no keyword or channel.
  */
 export function buildLuceneQuery(userId: string, channels: string[], terms: Array<{ term: string; weight?: number }>): string | null {
-  return scopedLuceneQuery(userId, channels, luceneTerms(terms));
+  return channels.length === 0 ? null : scopedLuceneQuery(userScope(userId, { channels }), luceneTerms(terms));
 }
 
 

@@ -1,7 +1,7 @@
 import type { AuditLogger } from '../audit';
 import type { Embedder } from '../embedding';
 import type { EpisodicStore, Turn, TurnFilters, TurnHit } from '../episodic/contract';
-import { turnId, withGlobal } from '../access';
+import { parseTurnId, turnId, withGlobal } from '../access';
 import { embeddingText } from '../episodic/prepare';
 import { errorMessage } from '../errors';
 import type { Logger } from '../infra/logger';
@@ -374,7 +374,7 @@ export class HybridRecallEngine implements RecallEngine {
         return { id, score };
       }),
     );
-    ranked = capPerGroup(ranked, (r) => r.id.slice(0, r.id.lastIndexOf(':')), tech.diversityCap);
+    ranked = capPerGroup(ranked, (r) => parseTurnId(r.id)?.conversationId ?? r.id, tech.diversityCap);
 
     // One round trip for the winners' content. Neighbours are fetched with the same filters,
     // so one outside them drops out here; a margin keeps topK filled when that happens.

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ChannelSchema, IdSchema, UserIdSchema } from '../schemas';
+import type { AccessScope } from '../access';
 
 /**
  * Semantic memory: entities (with aliases), facts (with confidence, provenance and a
@@ -11,8 +12,9 @@ import { ChannelSchema, IdSchema, UserIdSchema } from '../schemas';
  *
  * The `AgentMemory` facade validates inputs with the schemas below (bad input ->
  * ValidationError, nothing written), computes embeddings and writes the audit log; the
- * store receives validated, embedded inputs and scopes every query to `userId`. An id that
- * belongs to another user behaves exactly like an id that does not exist.
+ * store receives validated, embedded inputs and the caller's `AccessScope` (built once by the
+ * facade) and scopes every query to it: reads cover `scope.channels`, writes go to
+ * `scope.channel`. An id that belongs to another user behaves exactly like an id that does not exist.
  */
 
 // ---------------------------------------------------------------------------------------
@@ -337,9 +339,8 @@ export interface PromotionResult {
 // ---------------------------------------------------------------------------------------
 // Store inputs (validated and embedded by the facade)
 
+/** An entity to write; its user and channel are the scope's. */
 export interface NewEntity {
-  userId: string;
-  channel: string;
   name: string;
   type: string;
   aliases: string[];
@@ -351,9 +352,8 @@ export interface NewEntity {
   embedding?: number[];
 }
 
+/** A fact to write; its user and channel are the scope's. */
 export interface NewFact {
-  userId: string;
-  channel: string;
   id?: string;
   claim: string;
   confidence: number;
@@ -373,9 +373,8 @@ export interface NewFact {
   embedding?: number[];
 }
 
+/** A relationship to write; its user and channel are the scope's. */
 export interface NewRelationship {
-  userId: string;
-  channel: string;
   sourceId: string;
   targetId: string;
   type: string;
@@ -387,10 +386,8 @@ export interface NewRelationship {
   replaceExisting: boolean;
 }
 
+/** A read's options; whose items and which channels come from the scope. */
 export interface SemanticQuery {
-  userId: string;
-  /** Channels to cover (the facade adds `_global`). */
-  channels: string[];
   limit: number;
 }
 
@@ -421,8 +418,8 @@ export interface ResolutionOptions {
  */
 export interface SemanticStore {
   /**
-   * Creates or merges an entity. Resolution, in order, among the user's live entities of
-   * `channel` and `_global`: (1) `entityId`; (2) an entity one of whose normalized names
+   * Creates or merges an entity in `scope.channel`. Resolution, in order, among the user's
+   * live entities of `scope.channels` (the write channel and `_global`): (1) `entityId`; (2) an entity one of whose normalized names
    * (canonical or alias) equals a normalized name of the input, with a compatible type
    * (equal, or either is `other`), canonical-name matches first; (3) an entity of the
    * same type whose embedding has cosine similarity >= `embeddingThreshold`. A match gets
@@ -431,77 +428,80 @@ export interface SemanticStore {
    * write lock so two concurrent upserts of one new name create one entity.
    * Throws NotFoundError when `entityId` is not the caller's.
    */
-  upsertEntity(entity: NewEntity, opts: ResolutionOptions): Promise<UpsertEntityResult>;
+  upsertEntity(scope: AccessScope, entity: NewEntity, opts: ResolutionOptions): Promise<UpsertEntityResult>;
   /** The live entity, or null (missing, soft-deleted, or another user's). */
-  getEntity(userId: string, entityId: string): Promise<Entity | null>;
-  /** Entities whose canonical name or an alias normalizes to `name` (no embedding). */
-  findEntitiesByName(userId: string, name: string, channels: string[]): Promise<Entity[]>;
+  getEntity(scope: AccessScope, entityId: string): Promise<Entity | null>;
+  /** Live entities of `scope.channels` whose canonical name or an alias normalizes to `name` (no embedding), most mentioned first. */
+  findEntitiesByName(scope: AccessScope, name: string): Promise<Entity[]>;
   /** Soft delete: sets valid_to; facts and relationships stay for the timeline. NotFoundError if not the caller's. */
-  deleteEntity(userId: string, entityId: string): Promise<Entity>;
+  deleteEntity(scope: AccessScope, entityId: string): Promise<Entity>;
 
   /**
-   * Stores a fact with ABOUT, DERIVED_FROM (turns of other users are refused), SUPERSEDES
+   * Stores a fact in `scope.channel` with ABOUT, DERIVED_FROM (turns of other users are refused), SUPERSEDES
    * (each superseded fact is closed: valid_to = this fact's valid_from, status superseded)
    * and CONTRADICTS links, in one transaction. Idempotent on `id`. Throws NotFoundError
    * for an entity, turn or fact id that is not the caller's, before writing anything.
    */
-  storeFact(fact: NewFact): Promise<StoreFactResult>;
+  storeFact(scope: AccessScope, fact: NewFact): Promise<StoreFactResult>;
   /**
    * Like storeFact, but an active fact of the same user and channel with the same
    * normalized claim (and predicate) is reinforced instead of duplicated: confidence
    * becomes the max, access_count + 1, new provenance and ABOUT links are added.
    */
-  learnFact(fact: NewFact): Promise<StoreFactResult>;
-  getFact(userId: string, factId: string): Promise<Fact | null>;
-  findFacts(q: FactQuery): Promise<Fact[]>;
+  learnFact(scope: AccessScope, fact: NewFact): Promise<StoreFactResult>;
+  /** The fact (any status), or null when it is missing or another user's. */
+  getFact(scope: AccessScope, factId: string): Promise<Fact | null>;
+  /** Facts of `scope.channels` matching `q`, newest valid_from first, at most `q.limit`. */
+  findFacts(scope: AccessScope, q: FactQuery): Promise<Fact[]>;
   /**
    * Replaces a fact: a new fact (same channel, predicate, ABOUT links, temporal tag) that
    * SUPERSEDES the old one; the old one is closed, never deleted. Throws NotFoundError
    * for another user's fact and ValidationError when the fact is no longer active.
    */
-  correctFact(userId: string, factId: string, replacement: Omit<NewFact, 'userId' | 'channel' | 'aboutEntityIds' | 'supersedes' | 'contradicts' | 'temporal' | 'validFrom'> & { reason?: string }): Promise<{ oldFact: Fact; newFact: Fact }>;
+  correctFact(scope: AccessScope, factId: string, replacement: Omit<NewFact, 'aboutEntityIds' | 'supersedes' | 'contradicts' | 'temporal' | 'validFrom'> & { reason?: string }): Promise<{ oldFact: Fact; newFact: Fact }>;
   /** Marks a fact protected (exempt from decay and cleanup). Idempotent. NotFoundError if not the caller's. */
-  confirmFact(userId: string, factId: string): Promise<Fact>;
+  confirmFact(scope: AccessScope, factId: string): Promise<Fact>;
   /** Soft delete: valid_to = now, status retracted. NotFoundError if not the caller's. */
-  retractFact(userId: string, factId: string, reason?: string): Promise<Fact>;
+  retractFact(scope: AccessScope, factId: string, reason?: string): Promise<Fact>;
 
   /**
-   * Creates a typed relationship between two of the user's live entities with a validity
+   * Creates a typed relationship in `scope.channel` between two of the user's live entities with a validity
    * window. An identical open relationship (same ends, type) is returned unchanged.
    * NotFoundError when an end is not the caller's.
    */
-  createRelationship(rel: NewRelationship): Promise<CreateRelationshipResult>;
+  createRelationship(scope: AccessScope, rel: NewRelationship): Promise<CreateRelationshipResult>;
   /**
    * Closes the open relationships of `type` from `sourceId` to `targetId` (valid_to =
    * now; kept for the timeline). Returns what it closed (empty when none was open).
    * NotFoundError when an end is not the caller's.
    */
-  endRelationship(userId: string, sourceId: string, type: string, targetId: string): Promise<Relationship[]>;
+  endRelationship(scope: AccessScope, sourceId: string, type: string, targetId: string): Promise<Relationship[]>;
 
   /**
    * Entities reachable from `entityIds` within `depth` (1-3) hops over currently valid
-   * typed relationships, in `channels`; at most `limit` entities.
+   * typed relationships, in `scope.channels`; at most `limit` entities.
    */
-  getEntityGraph(userId: string, entityIds: string[], depth: number, channels: string[], limit: number): Promise<EntityGraph>;
+  getEntityGraph(scope: AccessScope, entityIds: string[], depth: number, limit: number): Promise<EntityGraph>;
   /**
-   * For recall: the entities up to `depth` hops from the user's `rootIds` (which it does not
-   * return) and the relationships that reach them; at most `limit` entities, one round trip per hop.
+   * For recall: the entities of `scope.channels` up to `depth` hops from the user's `rootIds`
+   * (which it does not return) and the relationships that reach them; at most `limit`
+   * entities, one round trip per hop.
    */
-  expandEntities(userId: string, rootIds: string[], depth: number, channels: string[], limit: number): Promise<Omit<EntityGraph, 'facts'>>;
+  expandEntities(scope: AccessScope, rootIds: string[], depth: number, limit: number): Promise<Omit<EntityGraph, 'facts'>>;
   /** Every fact about the entity and every relationship touching it, closed ones too, oldest first. */
-  getEntityTimeline(userId: string, entityId: string, limit: number): Promise<TimelineEntry[]>;
+  getEntityTimeline(scope: AccessScope, entityId: string, limit: number): Promise<TimelineEntry[]>;
 
-  /** Nearest active facts by embedding; over-fetches to survive the user/channel post-filter. */
-  vectorSearchFacts(embedding: number[], q: FactQuery): Promise<ScoredFact[]>;
-  /** Nearest live entities by embedding; over-fetches like vectorSearchFacts. */
-  vectorSearchEntities(embedding: number[], q: EntityQuery): Promise<ScoredEntity[]>;
-  /** BM25 over fact claims (`fact_text_scoped`); active facts only. */
-  fullTextSearchFacts(text: string, q: FactQuery): Promise<ScoredFact[]>;
-  /** BM25 over entity names, aliases, descriptions (`entity_text_scoped`). */
-  fullTextSearchEntities(text: string, q: EntityQuery): Promise<ScoredEntity[]>;
+  /** Nearest active facts of `scope.channels` by embedding, best first; over-fetches to survive the user/channel post-filter. */
+  vectorSearchFacts(scope: AccessScope, embedding: number[], q: FactQuery): Promise<ScoredFact[]>;
+  /** Nearest live entities of `scope.channels` by embedding, best first; over-fetches like vectorSearchFacts. */
+  vectorSearchEntities(scope: AccessScope, embedding: number[], q: EntityQuery): Promise<ScoredEntity[]>;
+  /** BM25 over fact claims (`fact_text_scoped`, requiring the scope's read keys); active facts only, best first. */
+  fullTextSearchFacts(scope: AccessScope, text: string, q: FactQuery): Promise<ScoredFact[]>;
+  /** BM25 over entity names, aliases, descriptions (`entity_text_scoped`, requiring the scope's read keys), best first. */
+  fullTextSearchEntities(scope: AccessScope, text: string, q: EntityQuery): Promise<ScoredEntity[]>;
 
   /** Reinforcement: access_count + 1 and last_accessed = now on the caller's facts/entities. Returns how many were touched. */
-  recordAccess(userId: string, ids: { factIds?: string[]; entityIds?: string[] }): Promise<number>;
+  recordAccess(scope: AccessScope, ids: { factIds?: string[]; entityIds?: string[] }): Promise<number>;
 
   /**
    * Promotes a project fact to `_global`: a new `_global` fact with the same claim,
@@ -509,7 +509,7 @@ export interface SemanticStore {
    * threshold unless `force`. Idempotent: a fact already promoted returns the existing
    * global fact with `promoted: false`. NotFoundError if not the caller's.
    */
-  promoteToGlobal(userId: string, factId: string, thresholds: PromotionThresholds, force: boolean): Promise<PromotionResult>;
+  promoteToGlobal(scope: AccessScope, factId: string, thresholds: PromotionThresholds, force: boolean): Promise<PromotionResult>;
   /**
    * Active, unpromoted project-channel facts of any user that pass every threshold
    * (for the worker's `promote` job), at most `limit`, most confident first.

@@ -25,7 +25,8 @@ import type {
   UpsertEntityResult,
 } from './contract';
 import { aliasesText, mergeAliases, mergedType, nameKeys, normalizeClaim, normalizeName, pickNameMatch, type ResolutionCandidate } from './names';
-import { scopeKey, scopedFulltextK, scopedLuceneQuery } from '../infra/fulltext-scope';
+import { scopedFulltextK, scopedLuceneQuery } from '../infra/fulltext-scope';
+import { withChannels, writeKey, type AccessScope } from '../access';
 import { luceneQuery } from './lucene';
 
 const TAG = (op: string) => ({ subsystem: 'semantic', op });
@@ -412,21 +413,21 @@ export class Neo4jSemanticStore implements SemanticStore {
 
   // ------------------------------------------------------------------- entities
 
-  upsertEntity(input: NewEntity, opts: ResolutionOptions): Promise<UpsertEntityResult> {
+  upsertEntity(scope: AccessScope, input: NewEntity, opts: ResolutionOptions): Promise<UpsertEntityResult> {
+    const { userId, channel, channels } = scope;
     return this.db.writeTx(async (tx) => {
-      await tx.run(LOCK_USER, { userId: input.userId });
-      const channels = [...new Set([input.channel, GLOBAL_CHANNEL])];
+      await tx.run(LOCK_USER, { userId });
       const keys = nameKeys(input.name, input.aliases);
       let existing: Entity | null = null;
       let matchedBy: UpsertEntityResult['matchedBy'] = null;
 
       if (input.entityId) {
-        const [row] = await rows<{ entity: EntityRow }>(tx, GET_ENTITY, { userId: input.userId, entityId: input.entityId });
+        const [row] = await rows<{ entity: EntityRow }>(tx, GET_ENTITY, { userId, entityId: input.entityId });
         if (!row) throw new NotFoundError('entity', input.entityId);
         existing = toEntity(row.entity);
         matchedBy = 'id';
       } else {
-        const found = await rows<{ entity: EntityRow; normalizedName: string }>(tx, NAME_CANDIDATES, { userId: input.userId, channels, keys });
+        const found = await rows<{ entity: EntityRow; normalizedName: string }>(tx, NAME_CANDIDATES, { userId, channels, keys });
         const candidates: ResolutionCandidate[] = found.map(({ entity: e, normalizedName }) => ({
           id: e.id,
           type: e.type,
@@ -434,7 +435,7 @@ export class Neo4jSemanticStore implements SemanticStore {
           normalizedNames: e.normalizedNames,
           salience: e.salience,
           mentionCount: e.mentionCount,
-          sameChannel: e.channel === input.channel,
+          sameChannel: e.channel === channel,
         }));
         const match = pickNameMatch(keys, input.type, candidates);
         if (match) {
@@ -446,13 +447,13 @@ export class Neo4jSemanticStore implements SemanticStore {
           const [hit] = await rows<{ id: string }>(tx, EMBEDDING_CANDIDATE, {
             k: 50,
             embedding: input.embedding,
-            userId: input.userId,
+            userId,
             channels,
             type: input.type,
             threshold: opts.embeddingThreshold,
           });
           if (hit) {
-            const [row] = await rows<{ entity: EntityRow }>(tx, GET_ENTITY, { userId: input.userId, entityId: hit.id });
+            const [row] = await rows<{ entity: EntityRow }>(tx, GET_ENTITY, { userId, entityId: hit.id });
             existing = toEntity(row!.entity);
             matchedBy = 'embedding';
           }
@@ -467,7 +468,7 @@ export class Neo4jSemanticStore implements SemanticStore {
         const [row] = await rows<{ entity: EntityRow }>(tx, UPDATE_ENTITY, {
           row: {
             id: existing.id,
-            userId: input.userId,
+            userId,
             aliases,
             normalizedNames: nameKeys(existing.name, aliases),
             aliasesText: aliasesText(aliases),
@@ -484,9 +485,9 @@ export class Neo4jSemanticStore implements SemanticStore {
         const [row] = await rows<{ entity: EntityRow }>(tx, CREATE_ENTITY, {
           row: {
             id: randomUUID(),
-            userId: input.userId,
-            channel: input.channel,
-            scopeKey: scopeKey(input.userId, input.channel),
+            userId,
+            channel,
+            scopeKey: writeKey(scope),
             name: input.name,
             normalizedName: normalizeName(input.name),
             type: input.type,
@@ -502,53 +503,54 @@ export class Neo4jSemanticStore implements SemanticStore {
         entity = toEntity(row!.entity);
       }
       if (input.sourceTurnId) {
-        const [linked] = await rows<{ n: number }>(tx, LINK_MENTION, { userId: input.userId, entityId: entity.id, turnId: input.sourceTurnId });
+        const [linked] = await rows<{ n: number }>(tx, LINK_MENTION, { userId, entityId: entity.id, turnId: input.sourceTurnId });
         if (!linked || linked.n === 0) throw new NotFoundError('turn', input.sourceTurnId);
       }
       return { entity, created: existing === null, matchedBy };
     }, TAG('upsertEntity'));
   }
 
-  async getEntity(userId: string, entityId: string): Promise<Entity | null> {
-    const [row] = await this.db.read<{ entity: EntityRow }>(GET_ENTITY, { userId, entityId }, TAG('getEntity'));
+  async getEntity(scope: AccessScope, entityId: string): Promise<Entity | null> {
+    const [row] = await this.db.read<{ entity: EntityRow }>(GET_ENTITY, { userId: scope.userId, entityId }, TAG('getEntity'));
     return row ? toEntity(row.entity) : null;
   }
 
-  async findEntitiesByName(userId: string, name: string, channels: string[]): Promise<Entity[]> {
+  async findEntitiesByName(scope: AccessScope, name: string): Promise<Entity[]> {
     const key = normalizeName(name);
     if (!key) return [];
-    const found = await this.db.read<{ entity: EntityRow }>(FIND_BY_NAME, { userId, channels, key }, TAG('findEntitiesByName'));
+    const found = await this.db.read<{ entity: EntityRow }>(FIND_BY_NAME, { userId: scope.userId, channels: scope.channels, key }, TAG('findEntitiesByName'));
     return found.map((r) => toEntity(r.entity));
   }
 
-  async deleteEntity(userId: string, entityId: string): Promise<Entity> {
-    const [row] = await this.db.write<{ entity: EntityRow }>(DELETE_ENTITY, { userId, entityId }, TAG('deleteEntity'));
+  async deleteEntity(scope: AccessScope, entityId: string): Promise<Entity> {
+    const [row] = await this.db.write<{ entity: EntityRow }>(DELETE_ENTITY, { userId: scope.userId, entityId }, TAG('deleteEntity'));
     if (!row) throw new NotFoundError('entity', entityId);
     return toEntity(row.entity);
   }
 
   // ---------------------------------------------------------------------- facts
 
-  storeFact(fact: NewFact): Promise<StoreFactResult> {
-    return this.db.writeTx((tx) => this.writeFact(tx, fact, false), TAG('storeFact'));
+  storeFact(scope: AccessScope, fact: NewFact): Promise<StoreFactResult> {
+    return this.db.writeTx((tx) => this.writeFact(tx, scope, fact, false), TAG('storeFact'));
   }
 
-  learnFact(fact: NewFact): Promise<StoreFactResult> {
-    return this.db.writeTx((tx) => this.writeFact(tx, fact, true), TAG('learnFact'));
+  learnFact(scope: AccessScope, fact: NewFact): Promise<StoreFactResult> {
+    return this.db.writeTx((tx) => this.writeFact(tx, scope, fact, true), TAG('learnFact'));
   }
 
   /** Checks every referenced id before writing, so a bad reference writes nothing. */
-  private async writeFact(tx: ManagedTransaction, fact: NewFact, reinforce: boolean): Promise<StoreFactResult> {
-    await tx.run(LOCK_USER, { userId: fact.userId });
+  private async writeFact(tx: ManagedTransaction, scope: AccessScope, fact: NewFact, reinforce: boolean): Promise<StoreFactResult> {
+    const { userId, channel } = scope;
+    await tx.run(LOCK_USER, { userId });
     if (fact.id) {
       const [owner] = await rows<{ userId: string }>(tx, FACT_OWNER, { id: fact.id });
       if (owner) {
-        if (owner.userId !== fact.userId) throw new ValidationError(`fact id ${fact.id} is already in use; choose another id`, { id: fact.id });
-        const [row] = await rows<{ fact: FactRow }>(tx, GET_FACT, { userId: fact.userId, factId: fact.id });
+        if (owner.userId !== userId) throw new ValidationError(`fact id ${fact.id} is already in use; choose another id`, { id: fact.id });
+        const [row] = await rows<{ fact: FactRow }>(tx, GET_FACT, { userId, factId: fact.id });
         return { fact: toFact(row!.fact), created: false, reinforced: false, superseded: [] };
       }
     }
-    await this.checkReferences(tx, fact.userId, {
+    await this.checkReferences(tx, userId, {
       entityIds: fact.aboutEntityIds,
       turnIds: fact.sourceTurnIds,
       supersedes: fact.supersedes,
@@ -556,10 +558,10 @@ export class Neo4jSemanticStore implements SemanticStore {
     });
     const claimKey = normalizeClaim(fact.claim);
     if (reinforce) {
-      const [same] = await rows<{ id: string }>(tx, SAME_CLAIM, { userId: fact.userId, channel: fact.channel, key: claimKey, predicate: fact.predicate ?? null });
+      const [same] = await rows<{ id: string }>(tx, SAME_CLAIM, { userId, channel, key: claimKey, predicate: fact.predicate ?? null });
       if (same) {
         const [row] = await rows<{ fact: FactRow }>(tx, REINFORCE_FACT, {
-          userId: fact.userId,
+          userId,
           factId: same.id,
           aboutEntityIds: fact.aboutEntityIds,
           sourceTurnIds: fact.sourceTurnIds,
@@ -571,9 +573,9 @@ export class Neo4jSemanticStore implements SemanticStore {
     const [row] = await rows<{ fact: FactRow }>(tx, CREATE_FACT, {
       row: {
         id: fact.id ?? randomUUID(),
-        userId: fact.userId,
-        channel: fact.channel,
-        scopeKey: scopeKey(fact.userId, fact.channel),
+        userId,
+        channel,
+        scopeKey: writeKey(scope),
         claim: fact.claim,
         claimKey,
         predicate: fact.predicate ?? null,
@@ -622,21 +624,22 @@ export class Neo4jSemanticStore implements SemanticStore {
     }
   }
 
-  async getFact(userId: string, factId: string): Promise<Fact | null> {
-    const [row] = await this.db.read<{ fact: FactRow }>(GET_FACT, { userId, factId }, TAG('getFact'));
+  async getFact(scope: AccessScope, factId: string): Promise<Fact | null> {
+    const [row] = await this.db.read<{ fact: FactRow }>(GET_FACT, { userId: scope.userId, factId }, TAG('getFact'));
     return row ? toFact(row.fact) : null;
   }
 
-  async findFacts(q: FactQuery): Promise<Fact[]> {
-    const found = await this.db.read<{ fact: FactRow }>(FIND_FACTS, factParams(q), TAG('findFacts'));
+  async findFacts(scope: AccessScope, q: FactQuery): Promise<Fact[]> {
+    const found = await this.db.read<{ fact: FactRow }>(FIND_FACTS, factParams(scope, q), TAG('findFacts'));
     return found.map((r) => toFact(r.fact));
   }
 
   async correctFact(
-    userId: string,
+    scope: AccessScope,
     factId: string,
     replacement: Parameters<SemanticStore['correctFact']>[2],
   ): Promise<{ oldFact: Fact; newFact: Fact }> {
+    const { userId } = scope;
     return this.db.writeTx(async (tx) => {
       const [oldRow] = await rows<{ fact: FactRow }>(tx, GET_FACT, { userId, factId });
       if (!oldRow) throw new NotFoundError('fact', factId);
@@ -645,12 +648,12 @@ export class Neo4jSemanticStore implements SemanticStore {
         throw new ValidationError(`fact ${factId} is ${old.status}; correct the current fact${old.supersededBy ? ` (${old.supersededBy})` : ''} instead`, { id: factId });
       }
       const { reason, ...rest } = replacement;
+      // The replacement stays in the old fact's channel.
       const result = await this.writeFact(
         tx,
+        withChannels(scope, [old.channel]),
         {
           ...rest,
-          userId,
-          channel: old.channel,
           predicate: rest.predicate ?? old.predicate ?? undefined,
           temporal: old.temporal,
           validFrom: new Date().toISOString(),
@@ -666,13 +669,14 @@ export class Neo4jSemanticStore implements SemanticStore {
     }, TAG('correctFact'));
   }
 
-  async confirmFact(userId: string, factId: string): Promise<Fact> {
-    const [row] = await this.db.write<{ fact: FactRow }>(CONFIRM_FACT, { userId, factId }, TAG('confirmFact'));
+  async confirmFact(scope: AccessScope, factId: string): Promise<Fact> {
+    const [row] = await this.db.write<{ fact: FactRow }>(CONFIRM_FACT, { userId: scope.userId, factId }, TAG('confirmFact'));
     if (!row) throw new NotFoundError('fact', factId);
     return toFact(row.fact);
   }
 
-  async retractFact(userId: string, factId: string, reason?: string): Promise<Fact> {
+  async retractFact(scope: AccessScope, factId: string, reason?: string): Promise<Fact> {
+    const { userId } = scope;
     return this.db.writeTx(async (tx) => {
       const [row] = await rows<{ fact: FactRow }>(tx, RETRACT_FACT, { userId, factId, reason: reason ?? null });
       if (row) return toFact(row.fact);
@@ -684,9 +688,9 @@ export class Neo4jSemanticStore implements SemanticStore {
 
   // -------------------------------------------------------------- relationships
 
-  createRelationship(rel: NewRelationship): Promise<CreateRelationshipResult> {
+  createRelationship(scope: AccessScope, rel: NewRelationship): Promise<CreateRelationshipResult> {
     return this.db.writeTx(async (tx) => {
-      await this.checkEnds(tx, rel.userId, rel.sourceId, rel.targetId);
+      await this.checkEnds(tx, scope.userId, rel.sourceId, rel.targetId);
       const ends = { sourceId: rel.sourceId, targetId: rel.targetId, type: rel.type };
       const closed = rel.replaceExisting ? (await rows<{ rel: RelRow }>(tx, CLOSE_OTHER_RELS, { ...ends, at: rel.validFrom })).map((r) => r.rel.id) : [];
       const [open] = await rows<{ rel: RelRow }>(tx, OPEN_REL, ends);
@@ -695,8 +699,8 @@ export class Neo4jSemanticStore implements SemanticStore {
         row: {
           ...ends,
           id: randomUUID(),
-          userId: rel.userId,
-          channel: rel.channel,
+          userId: scope.userId,
+          channel: scope.channel,
           confidence: rel.confidence,
           propertiesJson: JSON.stringify(rel.properties ?? {}),
           sourceTurnId: rel.sourceTurnId ?? null,
@@ -708,9 +712,9 @@ export class Neo4jSemanticStore implements SemanticStore {
     }, TAG('createRelationship'));
   }
 
-  endRelationship(userId: string, sourceId: string, type: string, targetId: string): Promise<Relationship[]> {
+  endRelationship(scope: AccessScope, sourceId: string, type: string, targetId: string): Promise<Relationship[]> {
     return this.db.writeTx(async (tx) => {
-      await this.checkEnds(tx, userId, sourceId, targetId);
+      await this.checkEnds(tx, scope.userId, sourceId, targetId);
       return (await rows<{ rel: RelRow }>(tx, END_REL, { sourceId, targetId, type })).map((r) => toRelationship(r.rel));
     }, TAG('endRelationship'));
   }
@@ -723,11 +727,12 @@ export class Neo4jSemanticStore implements SemanticStore {
 
   // ------------------------------------------------------------ graph, timeline
 
-  async getEntityGraph(userId: string, entityIds: string[], depth: number, channels: string[], limit: number): Promise<EntityGraph> {
+  async getEntityGraph(scope: AccessScope, entityIds: string[], depth: number, limit: number): Promise<EntityGraph> {
+    const { userId } = scope;
     const tag = TAG('getEntityGraph');
     const roots = (await this.db.read<{ id: string }>(GRAPH_ROOTS, { userId, ids: entityIds }, tag)).map((r) => r.id);
     if (roots.length === 0) return { entities: [], relationships: [], facts: [] };
-    const reached = await this.expandEntities(userId, roots, depth, channels, limit - roots.length);
+    const reached = await this.expandEntities(scope, roots, depth, limit - roots.length);
     const ids = [...roots, ...reached.entities.map((e) => e.id)];
     const [rootRows, relationships, facts] = await Promise.all([
       this.db.read<{ entity: EntityRow }>(ENTITIES_BY_ID, { ids: roots }, tag),
@@ -741,7 +746,8 @@ export class Neo4jSemanticStore implements SemanticStore {
     };
   }
 
-  async expandEntities(userId: string, rootIds: string[], depth: number, channels: string[], limit: number): Promise<Omit<EntityGraph, 'facts'>> {
+  async expandEntities(scope: AccessScope, rootIds: string[], depth: number, limit: number): Promise<Omit<EntityGraph, 'facts'>> {
+    const { userId, channels } = scope;
     const entities = new Map<string, Entity>();
     const relationships = new Map<string, Relationship>();
     const seen = new Set(rootIds);
@@ -763,7 +769,8 @@ export class Neo4jSemanticStore implements SemanticStore {
     return { entities: [...entities.values()], relationships: [...relationships.values()] };
   }
 
-  async getEntityTimeline(userId: string, entityId: string, limit: number): Promise<TimelineEntry[]> {
+  async getEntityTimeline(scope: AccessScope, entityId: string, limit: number): Promise<TimelineEntry[]> {
+    const { userId } = scope;
     const tag = TAG('getEntityTimeline');
     const [exists] = await this.db.read<{ n: number }>(ENTITY_EXISTS, { userId, entityId }, tag);
     if (!exists || exists.n === 0) throw new NotFoundError('entity', entityId);
@@ -787,8 +794,8 @@ export class Neo4jSemanticStore implements SemanticStore {
 
   // --------------------------------------------------------------------- search
 
-  async vectorSearchFacts(embedding: number[], q: FactQuery): Promise<ScoredFact[]> {
-    const params = { ...factParams(q), embedding };
+  async vectorSearchFacts(scope: AccessScope, embedding: number[], q: FactQuery): Promise<ScoredFact[]> {
+    const params = { ...factParams(scope, q), embedding };
     const found = await indexOrFallback(
       q.limit,
       (k) => this.db.read<{ fact: FactRow; score: number }>(VECTOR_FACTS, { ...params, k }, TAG('vectorSearchFacts')),
@@ -797,8 +804,8 @@ export class Neo4jSemanticStore implements SemanticStore {
     return found.map((r) => ({ fact: toFact(r.fact), score: r.score }));
   }
 
-  async vectorSearchEntities(embedding: number[], q: EntityQuery): Promise<ScoredEntity[]> {
-    const params = { ...entityParams(q), embedding };
+  async vectorSearchEntities(scope: AccessScope, embedding: number[], q: EntityQuery): Promise<ScoredEntity[]> {
+    const params = { ...entityParams(scope, q), embedding };
     const found = await indexOrFallback(
       q.limit,
       (k) => this.db.read<{ entity: EntityRow; score: number }>(VECTOR_ENTITIES, { ...params, k }, TAG('vectorSearchEntities')),
@@ -807,31 +814,32 @@ export class Neo4jSemanticStore implements SemanticStore {
     return found.map((r) => ({ entity: toEntity(r.entity), score: r.score }));
   }
 
-  async fullTextSearchFacts(text: string, q: FactQuery): Promise<ScoredFact[]> {
-    const query = scopedLuceneQuery(q.userId, q.channels, luceneQuery(text));
+  async fullTextSearchFacts(scope: AccessScope, text: string, q: FactQuery): Promise<ScoredFact[]> {
+    const query = scopedLuceneQuery(scope, luceneQuery(text));
     if (!query) return [];
-    const found = await this.db.read<{ fact: FactRow; score: number }>(FULLTEXT_FACTS, { ...factParams(q), k: scopedFulltextK(q.limit), query }, TAG('fullTextSearchFacts'));
+    const found = await this.db.read<{ fact: FactRow; score: number }>(FULLTEXT_FACTS, { ...factParams(scope, q), k: scopedFulltextK(q.limit), query }, TAG('fullTextSearchFacts'));
     return found.map((r) => ({ fact: toFact(r.fact), score: r.score }));
   }
 
-  async fullTextSearchEntities(text: string, q: EntityQuery): Promise<ScoredEntity[]> {
-    const query = scopedLuceneQuery(q.userId, q.channels, luceneQuery(text));
+  async fullTextSearchEntities(scope: AccessScope, text: string, q: EntityQuery): Promise<ScoredEntity[]> {
+    const query = scopedLuceneQuery(scope, luceneQuery(text));
     if (!query) return [];
-    const found = await this.db.read<{ entity: EntityRow; score: number }>(FULLTEXT_ENTITIES, { ...entityParams(q), k: scopedFulltextK(q.limit), query }, TAG('fullTextSearchEntities'));
+    const found = await this.db.read<{ entity: EntityRow; score: number }>(FULLTEXT_ENTITIES, { ...entityParams(scope, q), k: scopedFulltextK(q.limit), query }, TAG('fullTextSearchEntities'));
     return found.map((r) => ({ entity: toEntity(r.entity), score: r.score }));
   }
 
-  async recordAccess(userId: string, ids: { factIds?: string[]; entityIds?: string[] }): Promise<number> {
+  async recordAccess(scope: AccessScope, ids: { factIds?: string[]; entityIds?: string[] }): Promise<number> {
     const factIds = ids.factIds ?? [];
     const entityIds = ids.entityIds ?? [];
     if (factIds.length + entityIds.length === 0) return 0;
-    const [row] = await this.db.write<{ n: number }>(RECORD_ACCESS, { userId, factIds, entityIds }, TAG('recordAccess'));
+    const [row] = await this.db.write<{ n: number }>(RECORD_ACCESS, { userId: scope.userId, factIds, entityIds }, TAG('recordAccess'));
     return row?.n ?? 0;
   }
 
   // ------------------------------------------------------------------ promotion
 
-  promoteToGlobal(userId: string, factId: string, thresholds: PromotionThresholds, force: boolean): Promise<PromotionResult> {
+  promoteToGlobal(scope: AccessScope, factId: string, thresholds: PromotionThresholds, force: boolean): Promise<PromotionResult> {
+    const { userId } = scope;
     return this.db.writeTx(async (tx) => {
       await tx.run(LOCK_USER, { userId });
       const [m] = await rows<{ status: string; channel: string; confidence: number; accessCount: number; conversations: number; globalId: string | null }>(
@@ -850,7 +858,7 @@ export class Neo4jSemanticStore implements SemanticStore {
       if (m.status !== 'active') skippedBecause.push(`fact is ${m.status}`);
       if (!force) skippedBecause.push(...belowThresholds(measures, thresholds));
       if (skippedBecause.length > 0) return { promoted: false, globalFact: null, ...measures, skippedBecause };
-      const [row] = await rows<{ fact: FactRow }>(tx, PROMOTE, { userId, factId, newId: randomUUID(), scopeKey: scopeKey(userId, GLOBAL_CHANNEL) });
+      const [row] = await rows<{ fact: FactRow }>(tx, PROMOTE, { userId, factId, newId: randomUUID(), scopeKey: writeKey(withChannels(scope, [GLOBAL_CHANNEL])) });
       return { promoted: true, globalFact: toFact(row!.fact), ...measures, skippedBecause };
     }, TAG('promoteToGlobal'));
   }
@@ -884,10 +892,10 @@ export function belowThresholds(m: { confidence: number; accessCount: number; co
   return out;
 }
 
-function factParams(q: FactQuery): Record<string, unknown> {
+function factParams(scope: AccessScope, q: FactQuery): Record<string, unknown> {
   return {
-    userId: q.userId,
-    channels: q.channels,
+    userId: scope.userId,
+    channels: scope.channels,
     limit: q.limit,
     includeInactive: q.includeInactive ?? false,
     minConfidence: q.minConfidence ?? 0,
@@ -896,7 +904,7 @@ function factParams(q: FactQuery): Record<string, unknown> {
   };
 }
 
-function entityParams(q: EntityQuery): Record<string, unknown> {
-  return { userId: q.userId, channels: q.channels, limit: q.limit, types: q.types && q.types.length > 0 ? q.types : null };
+function entityParams(scope: AccessScope, q: EntityQuery): Record<string, unknown> {
+  return { userId: scope.userId, channels: scope.channels, limit: q.limit, types: q.types && q.types.length > 0 ? q.types : null };
 }
 

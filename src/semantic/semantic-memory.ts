@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AuditLogger } from '../audit';
 import type { Embedder } from '../embedding';
 import type { Logger } from '../infra/logger';
-import { withGlobal } from '../access';
+import { LOCAL_PRINCIPAL, principalScope, type AccessPrincipal, type AccessScope, type ScopeOptions } from '../access';
 import { ChannelSchema, IdSchema, UserIdSchema, parseInput } from '../schemas';
 import {
   CERTAINTY_CONFIDENCE,
@@ -126,42 +126,57 @@ export interface SemanticMemoryDeps {
 
 /**
  * The semantic part of the facade: validates (bad input -> ValidationError before any
- * write), embeds, calls the store, and writes the audit log. Reads cover the given
- * channels plus `_global`.
+ * write), embeds, calls the store, and writes the audit log. Each call builds its
+ * `AccessScope` once, from the validated input and the principal it acts for (see `as`),
+ * and passes it to every store call. Reads cover the given channels plus `_global`.
  */
 export class SemanticMemory {
   private readonly thresholds: PromotionThresholds;
   private readonly matchSimilarity: number;
 
-  constructor(private readonly d: SemanticMemoryDeps) {
+  constructor(
+    private readonly d: SemanticMemoryDeps,
+    private readonly principal: AccessPrincipal = LOCAL_PRINCIPAL,
+  ) {
     this.thresholds = d.promotionThresholds ?? DEFAULT_PROMOTION_THRESHOLDS;
     this.matchSimilarity = d.entityMatchSimilarity ?? DEFAULT_ENTITY_MATCH_SIMILARITY;
   }
 
+  /** The same semantic memory acting for `principal` (its tenant and agent land in every scope). */
+  as(principal: AccessPrincipal): SemanticMemory {
+    return new SemanticMemory(this.d, principal);
+  }
+
+  private scope(userId: string, opts?: Omit<ScopeOptions, 'tenantId' | 'agentId'>): AccessScope {
+    return principalScope(this.principal, userId, opts);
+  }
+
   async upsertEntity(input: EntityInput): Promise<UpsertEntityResult> {
-    const e = parseInput(EntityInputSchema, input, 'entity');
+    const { userId, channel, ...e } = parseInput(EntityInputSchema, input, 'entity');
+    const scope = this.scope(userId, { channel });
     const text = [e.name, ...e.aliases].join(', ') + (e.description ? `: ${e.description}` : '');
     const embedding = await embeddingForWrite(this.d.embedder, this.d.log, 'semantic', text, e.embedding);
     const t0 = performance.now();
-    const result = await this.d.store.upsertEntity({ ...e, embedding }, { embeddingThreshold: this.matchSimilarity });
-    this.write(result.created ? 'create_entity' : 'merge_entity', e.userId, e.channel, [result.entity.id], t0, { name: e.name, aliases: e.aliases, matchedBy: result.matchedBy });
+    const result = await this.d.store.upsertEntity(scope, { ...e, embedding }, { embeddingThreshold: this.matchSimilarity });
+    this.write(result.created ? 'create_entity' : 'merge_entity', userId, channel, [result.entity.id], t0, { name: e.name, aliases: e.aliases, matchedBy: result.matchedBy });
     return result;
   }
 
   async getEntity(userId: string, entityId: string): Promise<Entity | null> {
     const q = parseInput(EntityRefSchema, { userId, entityId }, 'entity query');
-    return this.d.store.getEntity(q.userId, q.entityId);
+    return this.d.store.getEntity(this.scope(q.userId), q.entityId);
   }
 
   async findEntitiesByName(query: FindEntitiesQuery): Promise<Entity[]> {
     const q = parseInput(FindEntitiesSchema, query, 'entity name query');
-    return this.read('findEntitiesByName', q.userId, q.channels, q.name, () => this.d.store.findEntitiesByName(q.userId, q.name, withGlobal(q.channels)));
+    const scope = this.scope(q.userId, { channels: q.channels });
+    return this.read('findEntitiesByName', scope, q.name, () => this.d.store.findEntitiesByName(scope, q.name));
   }
 
   async deleteEntity(userId: string, entityId: string): Promise<Entity> {
     const q = parseInput(EntityRefSchema, { userId, entityId }, 'entity delete');
     const t0 = performance.now();
-    const entity = await this.d.store.deleteEntity(q.userId, q.entityId);
+    const entity = await this.d.store.deleteEntity(this.scope(q.userId), q.entityId);
     this.write('delete_entity', q.userId, entity.channel, [entity.id], t0);
     return entity;
   }
@@ -175,7 +190,8 @@ export class SemanticMemory {
   }
 
   private async writeFact(input: FactInput, learn: boolean): Promise<StoreFactResult> {
-    const f = parseInput(FactInputSchema, input, 'fact');
+    const { userId, channel, ...f } = parseInput(FactInputSchema, input, 'fact');
+    const scope = this.scope(userId, { channel });
     const embedding = await embeddingForWrite(this.d.embedder, this.d.log, 'semantic', f.claim, f.embedding);
     const t0 = performance.now();
     const fact = {
@@ -185,31 +201,30 @@ export class SemanticMemory {
       validFrom: f.validFrom ?? new Date().toISOString(),
       embedding,
     };
-    const result = learn ? await this.d.store.learnFact(fact) : await this.d.store.storeFact(fact);
+    const result = learn ? await this.d.store.learnFact(scope, fact) : await this.d.store.storeFact(scope, fact);
     if (result.created || result.reinforced) {
       const op = result.reinforced ? 'reinforce_fact' : 'store_fact';
-      this.write(op, f.userId, f.channel, [result.fact.id, ...result.superseded], t0, { claim: f.claim, source: f.source, superseded: result.superseded });
+      this.write(op, userId, channel, [result.fact.id, ...result.superseded], t0, { claim: f.claim, source: f.source, superseded: result.superseded });
     }
     return result;
   }
 
   async getFact(userId: string, factId: string): Promise<Fact | null> {
     const q = parseInput(FactRefSchema, { userId, factId }, 'fact query');
-    return this.d.store.getFact(q.userId, q.factId);
+    return this.d.store.getFact(this.scope(q.userId), q.factId);
   }
 
   async findFacts(query: FactList): Promise<Fact[]> {
-    const q = parseInput(FactListSchema, query, 'fact list');
-    return this.read('findFacts', q.userId, q.channels, q.entityId ? `entity:${q.entityId}` : '', () =>
-      this.d.store.findFacts({ ...q, channels: withGlobal(q.channels) }),
-    );
+    const { userId, channels, ...q } = parseInput(FactListSchema, query, 'fact list');
+    const scope = this.scope(userId, { channels });
+    return this.read('findFacts', scope, q.entityId ? `entity:${q.entityId}` : '', () => this.d.store.findFacts(scope, q));
   }
 
   async correctFact(input: CorrectFactInput): Promise<{ oldFact: Fact; newFact: Fact }> {
     const c = parseInput(CorrectFactInputSchema, input, 'fact correction');
     const embedding = await embeddingForWrite(this.d.embedder, this.d.log, 'semantic', c.claim, c.embedding);
     const t0 = performance.now();
-    const result = await this.d.store.correctFact(c.userId, c.factId, {
+    const result = await this.d.store.correctFact(this.scope(c.userId), c.factId, {
       claim: c.claim,
       confidence: c.confidence ?? CERTAINTY_CONFIDENCE.explicit,
       source: c.source,
@@ -225,7 +240,7 @@ export class SemanticMemory {
   async confirmFact(userId: string, factId: string): Promise<Fact> {
     const q = parseInput(FactRefSchema, { userId, factId }, 'fact confirmation');
     const t0 = performance.now();
-    const fact = await this.d.store.confirmFact(q.userId, q.factId);
+    const fact = await this.d.store.confirmFact(this.scope(q.userId), q.factId);
     this.write('confirm_fact', q.userId, fact.channel, [fact.id], t0);
     return fact;
   }
@@ -233,17 +248,17 @@ export class SemanticMemory {
   async retractFact(userId: string, factId: string, reason?: string): Promise<Fact> {
     const q = parseInput(z.object({ userId: UserIdSchema, factId: IdSchema, reason: z.string().max(1_000).optional() }).strict(), { userId, factId, reason }, 'fact retraction');
     const t0 = performance.now();
-    const fact = await this.d.store.retractFact(q.userId, q.factId, q.reason);
+    const fact = await this.d.store.retractFact(this.scope(q.userId), q.factId, q.reason);
     this.write('retract_fact', q.userId, fact.channel, [fact.id], t0, { reason: q.reason });
     return fact;
   }
 
   async createRelationship(input: RelationshipInput): Promise<CreateRelationshipResult> {
-    const r = parseInput(RelationshipInputSchema, input, 'relationship');
+    const { userId, channel, ...r } = parseInput(RelationshipInputSchema, input, 'relationship');
     const t0 = performance.now();
-    const result = await this.d.store.createRelationship({ ...r, validFrom: r.validFrom ?? new Date().toISOString() });
+    const result = await this.d.store.createRelationship(this.scope(userId, { channel }), { ...r, validFrom: r.validFrom ?? new Date().toISOString() });
     if (result.created || result.closed.length > 0) {
-      this.write('create_relationship', r.userId, r.channel, [result.relationship.id, ...result.closed], t0, { type: r.type, sourceId: r.sourceId, targetId: r.targetId });
+      this.write('create_relationship', userId, channel, [result.relationship.id, ...result.closed], t0, { type: r.type, sourceId: r.sourceId, targetId: r.targetId });
     }
     return result;
   }
@@ -251,60 +266,66 @@ export class SemanticMemory {
   async endRelationship(input: EndRelationshipInput): Promise<Relationship[]> {
     const r = parseInput(EndRelationshipSchema, input, 'relationship end');
     const t0 = performance.now();
-    const closed = await this.d.store.endRelationship(r.userId, r.sourceId, r.type, r.targetId);
+    const closed = await this.d.store.endRelationship(this.scope(r.userId), r.sourceId, r.type, r.targetId);
     if (closed.length > 0) this.write('end_relationship', r.userId, closed[0]!.channel, closed.map((c) => c.id), t0, { type: r.type });
     return closed;
   }
 
   async getEntityGraph(query: EntityGraphQuery): Promise<EntityGraph> {
     const q = parseInput(EntityGraphQuerySchema, query, 'entity graph query');
+    const scope = this.scope(q.userId, { channels: q.channels });
     const t0 = performance.now();
-    const graph = await this.d.store.getEntityGraph(q.userId, q.entityIds, q.depth, withGlobal(q.channels), q.limit);
-    this.logRead('getEntityGraph', q.userId, q.channels, `entities:${q.entityIds.join(',')} depth ${q.depth}`, graph.entities.length, t0);
+    const graph = await this.d.store.getEntityGraph(scope, q.entityIds, q.depth, q.limit);
+    this.logRead('getEntityGraph', scope, `entities:${q.entityIds.join(',')} depth ${q.depth}`, graph.entities.length, t0);
     return graph;
   }
 
   async getEntityTimeline(query: TimelineQuery): Promise<TimelineEntry[]> {
     const q = parseInput(TimelineQuerySchema, query, 'timeline query');
-    return this.read('getEntityTimeline', q.userId, ['_global'], `entity:${q.entityId}`, () => this.d.store.getEntityTimeline(q.userId, q.entityId, q.limit));
+    const scope = this.scope(q.userId);
+    return this.read('getEntityTimeline', scope, `entity:${q.entityId}`, () => this.d.store.getEntityTimeline(scope, q.entityId, q.limit));
   }
 
   async vectorSearchFacts(query: FactSearch): Promise<ScoredFact[]> {
     const q = parseInput(FactSearchSchema, query, 'fact search');
+    const scope = this.scope(q.userId, { channels: q.channels });
     const embedding = await embeddingForQuery(this.d.embedder, q.query, q.queryEmbedding);
-    return this.read('vectorSearchFacts', q.userId, q.channels, q.query ?? '<embedding>', () =>
-      this.d.store.vectorSearchFacts(embedding, { userId: q.userId, channels: withGlobal(q.channels), limit: q.topK, minConfidence: q.minConfidence, includeInactive: q.includeInactive }),
+    return this.read('vectorSearchFacts', scope, q.query ?? '<embedding>', () =>
+      this.d.store.vectorSearchFacts(scope, embedding, { limit: q.topK, minConfidence: q.minConfidence, includeInactive: q.includeInactive }),
     );
   }
 
   async vectorSearchEntities(query: EntitySearch): Promise<ScoredEntity[]> {
     const q = parseInput(EntitySearchSchema, query, 'entity search');
+    const scope = this.scope(q.userId, { channels: q.channels });
     const embedding = await embeddingForQuery(this.d.embedder, q.query, q.queryEmbedding);
-    return this.read('vectorSearchEntities', q.userId, q.channels, q.query ?? '<embedding>', () =>
-      this.d.store.vectorSearchEntities(embedding, { userId: q.userId, channels: withGlobal(q.channels), limit: q.topK, types: q.types }),
+    return this.read('vectorSearchEntities', scope, q.query ?? '<embedding>', () =>
+      this.d.store.vectorSearchEntities(scope, embedding, { limit: q.topK, types: q.types }),
     );
   }
 
   /** Keyword (BM25) search over fact claims; `query` is required. */
   async searchFactsText(query: FactSearch): Promise<ScoredFact[]> {
     const q = parseInput(FactSearchSchema.refine((x) => x.query !== undefined, 'query is required'), query, 'fact text search');
-    return this.read('searchFactsText', q.userId, q.channels, q.query!, () =>
-      this.d.store.fullTextSearchFacts(q.query!, { userId: q.userId, channels: withGlobal(q.channels), limit: q.topK, minConfidence: q.minConfidence, includeInactive: q.includeInactive }),
+    const scope = this.scope(q.userId, { channels: q.channels });
+    return this.read('searchFactsText', scope, q.query!, () =>
+      this.d.store.fullTextSearchFacts(scope, q.query!, { limit: q.topK, minConfidence: q.minConfidence, includeInactive: q.includeInactive }),
     );
   }
 
   /** Keyword (BM25) search over entity names, aliases and descriptions; `query` is required. */
   async searchEntitiesText(query: EntitySearch): Promise<ScoredEntity[]> {
     const q = parseInput(EntitySearchSchema.refine((x) => x.query !== undefined, 'query is required'), query, 'entity text search');
-    return this.read('searchEntitiesText', q.userId, q.channels, q.query!, () =>
-      this.d.store.fullTextSearchEntities(q.query!, { userId: q.userId, channels: withGlobal(q.channels), limit: q.topK, types: q.types }),
+    const scope = this.scope(q.userId, { channels: q.channels });
+    return this.read('searchEntitiesText', scope, q.query!, () =>
+      this.d.store.fullTextSearchEntities(scope, q.query!, { limit: q.topK, types: q.types }),
     );
   }
 
   /** Reinforcement after retrieval: access_count + 1, last_accessed = now. */
   async recordAccess(input: RecordAccessInput): Promise<number> {
     const q = parseInput(RecordAccessSchema, input, 'access record');
-    return this.d.store.recordAccess(q.userId, q);
+    return this.d.store.recordAccess(this.scope(q.userId), q);
   }
 
   /**
@@ -315,7 +336,7 @@ export class SemanticMemory {
   async promoteToGlobal(input: PromoteInput): Promise<PromotionResult> {
     const p = parseInput(PromoteInputSchema, input, 'promotion');
     const thresholds = p.thresholds ?? this.thresholds;
-    const result = await this.d.store.promoteToGlobal(p.userId, p.factId, thresholds, p.force);
+    const result = await this.d.store.promoteToGlobal(this.scope(p.userId), p.factId, thresholds, p.force);
     if (result.promoted && result.globalFact) {
       this.d.audit.logPromotion({
         userId: p.userId,
@@ -336,23 +357,23 @@ export class SemanticMemory {
     this.d.audit.logWrite({ operation, memoryType: 'semantic', userId, channel, affectedIds, latencyMs: performance.now() - t0, payload });
   }
 
-  private logRead(operation: string, userId: string, channels: string[], query: string, resultCount: number, t0: number): void {
+  private logRead(operation: string, scope: AccessScope, query: string, resultCount: number, t0: number): void {
     this.d.audit.logRead({
       operation,
       memoryType: 'semantic',
-      userId,
-      channel: channels[0] ?? '_global',
+      userId: scope.userId,
+      channel: scope.channel,
       query,
-      channelsSearched: withGlobal(channels),
+      channelsSearched: [...scope.channels],
       resultCount,
       latencyMs: performance.now() - t0,
     });
   }
 
-  private async read<T extends unknown[]>(operation: string, userId: string, channels: string[], query: string, run: () => Promise<T>): Promise<T> {
+  private async read<T extends unknown[]>(operation: string, scope: AccessScope, query: string, run: () => Promise<T>): Promise<T> {
     const t0 = performance.now();
     const result = await run();
-    this.logRead(operation, userId, channels, query, result.length, t0);
+    this.logRead(operation, scope, query, result.length, t0);
     return result;
   }
 }

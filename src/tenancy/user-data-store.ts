@@ -4,6 +4,7 @@ import type { RedisClient } from '../infra/redis';
 import { ValidationError } from '../errors';
 import { SCOPED_LABELS, scopeKey } from '../infra/fulltext-scope';
 import type { WorkingMemoryStore } from '../working';
+import { userScope } from '../access';
 
 const TAG = (op: string) => ({ subsystem: 'tenancy', op });
 
@@ -307,7 +308,7 @@ export class UserDataStore {
       const n = (await this.pg.query(`DELETE FROM ${quoteSql(t.table)} WHERE user_id = $1`, [userId])).rowCount ?? 0;
       if (n > 0) report.rowsDeleted[t.table] = (report.rowsDeleted[t.table] ?? 0) + n;
     }
-    await this.working.clearUser(userId);
+    await this.working.clearUser(userScope(userId));
     const keys = await this.redisKeys(userId);
     for (const batch of chunks(keys, 500)) await this.redis.del(...batch);
     report.redisKeysDeleted += keys.length;

@@ -1,8 +1,16 @@
-/** The live session of one user in one channel and conversation. */
-export interface SessionScope {
-  userId: string;
-  channel: string;
-  conversationId: string;
+import type { AccessScope } from '../access';
+
+/**
+ * The live session of one user in one channel and conversation: the caller's AccessScope
+ * (the session is `scope.channel`'s) plus the conversation.
+ */
+export interface SessionScope extends AccessScope {
+  readonly conversationId: string;
+}
+
+/** The session of `conversationId` within `scope`. */
+export function sessionScope(scope: AccessScope, conversationId: string): SessionScope {
+  return Object.freeze({ ...scope, conversationId });
 }
 
 export interface WorkingTurn {
@@ -41,11 +49,16 @@ export interface WorkingMemoryStore {
   getActiveGoal(scope: SessionScope): Promise<ActiveGoal | null>;
   /** Removes every key of the session. */
   clearSession(scope: SessionScope): Promise<void>;
-  /** Removes every session of a user (all channels and conversations). */
-  clearUser(userId: string): Promise<void>;
+  /** Removes every session of the scope's user (all channels and conversations, whatever `scope.channels` says). */
+  clearUser(scope: AccessScope): Promise<void>;
+}
+
+/** `working:{user}:`: the prefix of every key of one user's sessions. */
+export function userKeyPrefix(scope: AccessScope): string {
+  return `working:${scope.userId}:`;
 }
 
 /** `working:{user}:{channel}:{conversation}`: the key prefix of seed 003. */
 export function sessionKey(scope: SessionScope): string {
-  return `working:${scope.userId}:${scope.channel}:${scope.conversationId}`;
+  return `${userKeyPrefix(scope)}${scope.channel}:${scope.conversationId}`;
 }

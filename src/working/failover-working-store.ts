@@ -1,3 +1,4 @@
+import type { AccessScope } from '../access';
 import type { Logger } from '../infra/logger';
 import type { ActiveGoal, SessionScope, WorkingMemoryStore, WorkingTurn } from './contract';
 
@@ -70,9 +71,9 @@ export class FailoverWorkingStore implements WorkingMemoryStore {
   clearSession(scope: SessionScope) {
     return Promise.all([this.fallback.clearSession(scope), this.route('clearSession', (s) => s.clearSession(scope))]).then(() => undefined);
   }
-  async clearUser(userId: string): Promise<void> {
-    await this.fallback.clearUser(userId);
+  async clearUser(scope: AccessScope): Promise<void> {
+    await this.fallback.clearUser(scope);
     // Erasure must reach Redis too: let its failure surface instead of degrading silently.
-    await this.primary.clearUser(userId);
+    await this.primary.clearUser(scope);
   }
 }

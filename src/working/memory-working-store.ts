@@ -1,4 +1,5 @@
-import { sessionKey, type ActiveGoal, type SessionScope, type WorkingMemoryStore, type WorkingTurn } from './contract';
+import type { AccessScope } from '../access';
+import { sessionKey, userKeyPrefix, type ActiveGoal, type SessionScope, type WorkingMemoryStore, type WorkingTurn } from './contract';
 
 interface Entry {
   value: unknown;
@@ -89,8 +90,8 @@ export class MemoryWorkingStore implements WorkingMemoryStore {
     this.deletePrefix(`${sessionKey(scope)}:`);
   }
 
-  async clearUser(userId: string): Promise<void> {
-    this.deletePrefix(`working:${userId}:`);
+  async clearUser(scope: AccessScope): Promise<void> {
+    this.deletePrefix(userKeyPrefix(scope));
   }
 
   /** Drops expired entries; returns how many remain. */

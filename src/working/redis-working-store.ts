@@ -1,5 +1,6 @@
 import type { RedisClient } from '../infra/redis';
-import { sessionKey, type ActiveGoal, type SessionScope, type WorkingMemoryStore, type WorkingTurn } from './contract';
+import type { AccessScope } from '../access';
+import { sessionKey, userKeyPrefix, type ActiveGoal, type SessionScope, type WorkingMemoryStore, type WorkingTurn } from './contract';
 
 /**
  * Keys (all with TTL):
@@ -97,13 +98,13 @@ export class RedisWorkingStore implements WorkingMemoryStore {
     await this.redis.del(`${base}:turns`, `${base}:thoughts`, `${base}:goal`, `${base}:ctxkeys`, ...ctxKeys.map((k) => `${base}:ctx:${k}`));
   }
 
-  async clearUser(userId: string): Promise<void> {
+  async clearUser(scope: AccessScope): Promise<void> {
     // SCAN (not KEYS) so a large keyspace is walked without blocking Redis. The configured
     // key prefix is applied by ioredis to commands but not to SCAN patterns.
     const prefix = (this.redis.options as { keyPrefix?: string }).keyPrefix ?? '';
     let cursor = '0';
     do {
-      const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${prefix}working:${userId}:*`, 'COUNT', 500);
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${prefix}${userKeyPrefix(scope)}*`, 'COUNT', 500);
       cursor = next;
       if (keys.length > 0) await this.redis.del(...keys.map((k) => k.slice(prefix.length)));
     } while (cursor !== '0');

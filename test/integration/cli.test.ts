@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { createMnemograph, type Mnemograph } from '../../src/container';
 import type { ExportLine, UserDataStore } from '../../src/tenancy';
 import { testConfig, uid } from '../support/stack';
+import { userScope } from '../../src/access';
 
 const ROOT = join(__dirname, '..', '..');
 const run = promisify(execFile);
@@ -151,7 +152,7 @@ describe('forget-user, export and import through the CLI', () => {
     });
     await users.erase(userId);
     await users.import(old);
-    const found = await m.semanticStore.fullTextSearchFacts('bees roof', { userId, channels: ['_global'], limit: 5 });
+    const found = await m.semanticStore.fullTextSearchFacts(userScope(userId, { channels: ['_global'] }), 'bees roof', { limit: 5 });
     expect(found.map((r) => r.fact.id)).toEqual([fact.id]);
   });
 

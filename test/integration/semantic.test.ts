@@ -4,6 +4,7 @@ import { scopeKey } from '../../src/infra/fulltext-scope';
 import { Neo4jProceduralStore } from '../../src/procedural';
 import { NEO4J_BACKFILLS } from '../../src/migrate/backfills';
 import { eventually, testConfig, uid } from '../support/stack';
+import { userScope } from '../../src/access';
 
 let m: Mnemograph;
 beforeAll(async () => {
@@ -237,11 +238,11 @@ describe('full-text search', () => {
       ]) {
         await m.neo4j.write(`UNWIND $rows AS r CREATE (n:${label} {id: r.id + '-${label}', user_id: r.userId, channel: '_global', scope_key: r.key, ${props}})`, { rows }, tag);
       }
-      const facts = await m.semanticStore.fullTextSearchFacts('green tea', { userId: me, channels: ['_global'], limit: 10 });
+      const facts = await m.semanticStore.fullTextSearchFacts(userScope(me, { channels: ['_global'] }), 'green tea', { limit: 10 });
       expect(facts.map((r) => r.fact.id)).toEqual([fact.id]);
-      const entities = await m.semanticStore.fullTextSearchEntities('green tea', { userId: me, channels: ['_global'], limit: 10 });
+      const entities = await m.semanticStore.fullTextSearchEntities(userScope(me, { channels: ['_global'] }), 'green tea', { limit: 10 });
       expect(entities.map((r) => r.entity.id)).toEqual([entity.id]);
-      const strategies = await new Neo4jProceduralStore(m.neo4j).fullTextSearchStrategies('green OR tea', me, ['_global'], 10);
+      const strategies = await new Neo4jProceduralStore(m.neo4j).fullTextSearchStrategies(userScope(me), 'green OR tea', 10);
       expect(strategies.map((r) => r.strategy.id)).toEqual([strategy.id]);
     } finally {
       await m.neo4j.write('MATCH (n) WHERE (n:Fact OR n:Entity OR n:Strategy) AND n.id STARTS WITH $crowd DETACH DELETE n', { crowd }, tag);
@@ -261,9 +262,9 @@ describe('scope key backfill (migration 006)', () => {
       await m.neo4j.write(`CREATE (n:${label} {id: $id, user_id: $userId, channel: $channel, ${props}})`, { id: `${userId}-${label}`, userId, channel }, tag);
     }
     const search = async () => [
-      ...(await m.semanticStore.fullTextSearchFacts('legacy billing', { userId, channels: [channel], limit: 5 })).map((r) => r.fact.id),
-      ...(await m.semanticStore.fullTextSearchEntities('legacy billing', { userId, channels: [channel], limit: 5 })).map((r) => r.entity.id),
-      ...(await new Neo4jProceduralStore(m.neo4j).fullTextSearchStrategies('legacy OR billing', userId, [channel], 5)).map((r) => r.strategy.id),
+      ...(await m.semanticStore.fullTextSearchFacts(userScope(userId, { channels: [channel] }), 'legacy billing', { limit: 5 })).map((r) => r.fact.id),
+      ...(await m.semanticStore.fullTextSearchEntities(userScope(userId, { channels: [channel] }), 'legacy billing', { limit: 5 })).map((r) => r.entity.id),
+      ...(await new Neo4jProceduralStore(m.neo4j).fullTextSearchStrategies(userScope(userId, { channels: [channel] }), 'legacy OR billing', 5)).map((r) => r.strategy.id),
     ];
     expect(await search()).toEqual([]);
     await NEO4J_BACKFILLS[6]!(m.neo4j);
@@ -299,7 +300,7 @@ describe('promoteToGlobal', () => {
     expect(again).toMatchObject({ promoted: false, skippedBecause: ['already promoted'] });
     expect(again.globalFact!.id).toBe(g.id);
     // The global copy is indexed under the user's _global scope: full-text finds it there.
-    const inGlobal = await m.semanticStore.fullTextSearchFacts('blue-green deploys', { userId, channels: ['_global'], limit: 5 });
+    const inGlobal = await m.semanticStore.fullTextSearchFacts(userScope(userId, { channels: ['_global'] }), 'blue-green deploys', { limit: 5 });
     expect(inGlobal.map((r) => r.fact.id)).toEqual([g.id]);
 
     await m.audit.flush();

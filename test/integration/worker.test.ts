@@ -4,6 +4,7 @@ import type { Fact } from '../../src/semantic';
 import type { Extractor } from '../../src/extraction';
 import { createJobs, RedisLockService, type Clock, type JobName, type KnowledgeWriter } from '../../src/worker';
 import { testConfig, uid } from '../support/stack';
+import { userScope } from '../../src/access';
 
 let m: Mnemograph;
 beforeAll(async () => {
@@ -261,7 +262,7 @@ describe('promote', () => {
     const lowAccess = (await learn('Apollo uses Redis 7', 0.95, [`${c1}:0`, `${c2}:0`])).fact;
     const oneConversation = (await learn('Apollo uses Neo4j 5', 0.95, [`${c1}:0`])).fact;
     const lowConfidence = (await learn('Apollo uses Kafka', 0.7, [`${c1}:0`, `${c2}:0`])).fact;
-    for (let i = 0; i < 5; i++) await m.semanticStore.recordAccess(userId, { factIds: [good.id, oneConversation.id, lowConfidence.id, ...(i < 4 ? [lowAccess.id] : [])] });
+    for (let i = 0; i < 5; i++) await m.semanticStore.recordAccess(userScope(userId), { factIds: [good.id, oneConversation.id, lowConfidence.id, ...(i < 4 ? [lowAccess.id] : [])] });
 
     const r = await run('promote', [userId]);
     expect(r.stats).toMatchObject({ promoted: 1 });

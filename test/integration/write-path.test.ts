@@ -1,5 +1,6 @@
 import { createMnemograph, type Mnemograph } from '../../src/container';
 import { ValidationError } from '../../src/errors';
+import { keyPrincipal } from '../../src/access';
 import { eventually, testConfig, uid } from '../support/stack';
 
 let m: Mnemograph;
@@ -115,6 +116,20 @@ describe('storeTurn', () => {
     expect((await m.memory.storeTurns(batch.slice(0, 10))).filter((r) => r.created)).toHaveLength(0);
     expect(await neo4jTurnCount(userId)).toBe(300);
     expect(await pgTurnCount(userId)).toBe(300);
+  });
+});
+
+describe('acting for a principal', () => {
+  it('as(principal) shares the stores and puts the tenant into the scope it builds', async () => {
+    const userId = uid('acme.u');
+    const conversationId = uid('acme.c');
+    const acme = m.memory.as(keyPrincipal('acme', 'key-1'));
+    await acme.storeTurn({ userId, conversationId, role: 'user', content: 'stored by the tenant view' });
+    expect((await m.memory.getConversation(userId, conversationId)).map((t) => t.content)).toEqual(['stored by the tenant view']);
+    expect(acme.session({ userId, conversationId }).scope).toMatchObject({ tenantId: 'acme', agentId: null, userId, channel: '_global', conversationId });
+    expect(m.memory.session({ userId, conversationId }).scope).toMatchObject({ tenantId: null, agentId: null });
+    expect(await acme.session({ userId, conversationId }).recentTurns()).toHaveLength(1);
+    expect(acme.semantic).not.toBe(m.memory.semantic);
   });
 });
 

@@ -90,7 +90,7 @@ describe('buildLuceneQuery', () => {
 
   it('escapes query syntax so user text cannot change the query', () => {
     expect(escapeLucene('a+b (c) "d" e:f OR g*')).toBe('a\\+b \\(c\\) \\"d\\" e\\:f or g\\*');
-    expect(buildLuceneQuery('u', ['default'], [{ term: 'x) OR scope_key:(other' }])).toBe(`+scope_key:(${scopeKey('u', 'default')})^0 +(x\\) or scope_key\\:\\(other)`);
+    expect(buildLuceneQuery('u', ['default'], [{ term: 'x) OR scope_key:(other' }])).toBe(`+scope_key:(${scopeKey('u', 'default')} ${scopeKey('u', '_global')})^0 +(x\\) or scope_key\\:\\(other)`);
   });
 });
 

@@ -2,6 +2,7 @@ import type { Entity, Relationship, SemanticStore } from '../../semantic/contrac
 import type { RecallItem, RecallSource, Signals, SourceRequest } from '../contract';
 import { candidateCount, fuseHybrid, searchText, type FusionSettings } from './hybrid';
 import { narrow, type ProvenanceFilter } from './narrowing';
+import { userScope } from '../../access';
 
 export interface EntitySourceDeps {
   store: Pick<SemanticStore, 'fullTextSearchEntities' | 'vectorSearchEntities' | 'expandEntities'>;
@@ -34,10 +35,11 @@ export class SemanticEntitySource implements RecallSource {
   constructor(private readonly d: EntitySourceDeps) {}
 
   async search(req: SourceRequest): Promise<RecallItem[]> {
-    const q = { userId: req.userId, channels: req.channels, limit: candidateCount(req) };
+    const scope = userScope(req.userId, { channels: req.channels });
+    const q = { limit: candidateCount(req) };
     const [ft, vec] = await Promise.all([
-      this.d.store.fullTextSearchEntities(searchText(req.query), q),
-      req.embedding ? this.d.store.vectorSearchEntities(req.embedding, q) : Promise.resolve([]),
+      this.d.store.fullTextSearchEntities(scope, searchText(req.query), q),
+      req.embedding ? this.d.store.vectorSearchEntities(scope, req.embedding, q) : Promise.resolve([]),
     ]);
     const fused = fuseHybrid(
       ft.map((h) => ({ item: h.entity, score: h.score })),
@@ -50,7 +52,7 @@ export class SemanticEntitySource implements RecallSource {
     const maxExpanded = this.d.maxExpanded ?? 20;
     if (roots.length === 0 || depth === 0 || maxExpanded <= 0) return roots.map((r) => toItem(r.item, r.score, r.signals));
 
-    const graph = await this.d.store.expandEntities(req.userId, roots.map((r) => r.item.id), depth, req.channels, maxExpanded);
+    const graph = await this.d.store.expandEntities(scope, roots.map((r) => r.item.id), depth, maxExpanded);
     const byId = new Map([...roots.map((r) => r.item), ...graph.entities].map((e) => [e.id, e]));
     const adjacent = adjacency(graph.relationships);
     const rootIds = new Set(roots.map((r) => r.item.id));

@@ -2,6 +2,7 @@ import type { Fact, SemanticStore } from '../../semantic/contract';
 import type { RecallItem, RecallSource, SourceRequest } from '../contract';
 import { candidateCount, fuseHybrid, searchText, type FusionSettings } from './hybrid';
 import { narrow, type ProvenanceFilter } from './narrowing';
+import { userScope } from '../../access';
 
 export interface FactSourceDeps {
   store: Pick<SemanticStore, 'fullTextSearchFacts' | 'vectorSearchFacts'>;
@@ -23,10 +24,11 @@ export class SemanticFactSource implements RecallSource {
   constructor(private readonly d: FactSourceDeps) {}
 
   async search(req: SourceRequest): Promise<RecallItem[]> {
-    const q = { userId: req.userId, channels: req.channels, limit: candidateCount(req) };
+    const scope = userScope(req.userId, { channels: req.channels });
+    const q = { limit: candidateCount(req) };
     const [ft, vec] = await Promise.all([
-      this.d.store.fullTextSearchFacts(searchText(req.query), q),
-      req.embedding ? this.d.store.vectorSearchFacts(req.embedding, q) : Promise.resolve([]),
+      this.d.store.fullTextSearchFacts(scope, searchText(req.query), q),
+      req.embedding ? this.d.store.vectorSearchFacts(scope, req.embedding, q) : Promise.resolve([]),
     ]);
     const fused = fuseHybrid(
       ft.map((h) => ({ item: h.fact, score: h.score })),

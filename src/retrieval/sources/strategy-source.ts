@@ -3,6 +3,7 @@ import { luceneQuery } from '../../semantic/lucene';
 import type { RecallItem, RecallSource, Signals, SourceRequest } from '../contract';
 import { candidateCount, round4, searchText } from './hybrid';
 import { narrow, type ProvenanceFilter } from './narrowing';
+import { userScope } from '../../access';
 
 export interface StrategySourceDeps {
   store: Pick<ProceduralStore, 'fullTextSearchStrategies' | 'vectorSearchStrategies'>;
@@ -22,9 +23,10 @@ export class ProceduralStrategySource implements RecallSource {
 
   async search(req: SourceRequest): Promise<RecallItem[]> {
     const n = candidateCount(req);
+    const scope = userScope(req.userId, { channels: req.channels });
     const [vector, text] = await Promise.all([
-      req.embedding ? this.d.store.vectorSearchStrategies(req.embedding, req.userId, req.channels, n) : Promise.resolve([]),
-      this.d.store.fullTextSearchStrategies(luceneQuery(searchText(req.query)), req.userId, req.channels, n),
+      req.embedding ? this.d.store.vectorSearchStrategies(scope, req.embedding, n) : Promise.resolve([]),
+      this.d.store.fullTextSearchStrategies(scope, luceneQuery(searchText(req.query)), n),
     ]);
     const signalsOf = (id: string): Signals => {
       const s: Signals = {};
