@@ -7,7 +7,7 @@ import { FindStrategiesQuerySchema, InvocationInputSchema, StrategyInputSchema, 
 import { RecallQuerySchema } from '../retrieval/contract';
 import { IdSchema, UserIdSchema } from '../schemas';
 import { CorrectFactInputSchema, EntityInputSchema, FactInputSchema, PromoteInputSchema, RelationshipInputSchema } from '../semantic/contract';
-import { EndRelationshipSchema, EntityGraphQuerySchema, EntitySearchSchema, FactListSchema, FactSearchSchema, FindEntitiesSchema, TimelineQuerySchema } from '../semantic/semantic-memory';
+import { EndRelationshipSchema, EntityGraphQuerySchema, EntitySearchSchema, FactListSchema, FactSearchSchema, FindEntitiesSchema, TimelineQuerySchema } from '../semantic/schema';
 import { route } from './contract';
 import { TurnSchema } from './schemas';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BatchSchema, RecentTurnsQuerySchema, VectorSearchQuerySchema } from '../memory/agent-memory';
+import { BatchSchema, RecentTurnsQuerySchema, VectorSearchQuerySchema } from '../episodic/schema';
 import { TurnInputSchema } from '../episodic/contract';
 import { NotFoundError } from '../errors';
 import { ChannelSchema, IdSchema, UserIdSchema } from '../schemas';
