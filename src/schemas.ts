@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ValidationError } from './errors';
 
 /**
@@ -19,6 +19,8 @@ export const ChannelSchema = z
   .default('_global')
   .describe('memory channel: "_global" (user-wide) or a project name');
 export const GLOBAL_CHANNEL = '_global';
+/** The channels a read searches (1-20, default `_global`); readers always add `_global`. */
+export const ChannelsSchema = z.array(ChannelSchema).min(1).max(20).default([GLOBAL_CHANNEL]);
 
 /** Validates `input` against `schema`, throwing ValidationError that lists each bad field. */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {

@@ -7,8 +7,9 @@ import type { Logger } from '../infra/logger';
 import { parseInput } from '../schemas';
 import { keyPrincipal, TenantNamespace } from '../access';
 import { PgTenantStore, type Principal, type UserDataStore } from '../tenancy';
-import { pathParams, usesQuery, type Route, type RouteContext } from './contract';
+import { pathParams, usesQuery } from './contract';
 import { HttpError, toHttpError } from './errors';
+import type { Route, RouteContext } from './handlers';
 import { checkReadiness } from './health';
 import { ApiMetrics } from './metrics';
 import { buildOpenApi, type OpenApiDocument } from './openapi';
@@ -16,8 +17,6 @@ import { RedisRateLimitStore } from './rate-limit';
 import { ROUTES } from './routes';
 
 export interface ApiOptions {
-  /** Routes to serve (default: every route of the table whose facade method exists). */
-  routes?: readonly Route[];
   /** Extra handlers mounted under /v1 after authentication (the MCP endpoint). */
   mount?: (v1: express.Router, helpers: ApiHelpers) => void;
   /** Readiness probe timeout. */
@@ -50,10 +49,9 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
  * `{error: {code, message, details}}`.
  */
 export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
-  const routes = (opts.routes ?? ROUTES).filter((r) => !r.available || r.available(m.memory));
   const tenants = new PgTenantStore(m.pg.primary, m.config.api.keyCacheSeconds);
   const metrics = new ApiMetrics(m.neo4j, m.pg.replica, m.log);
-  const openapi = buildOpenApi(routes, '0.1.0');
+  const openapi = buildOpenApi(ROUTES, '0.1.0');
   const context: RouteContext = { memory: m.memory, users: m.users };
   const log = m.log.child({ subsystem: 'api' });
   const limiterStore = new RedisRateLimitStore(m.redis);
@@ -97,10 +95,10 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   );
   v1.use(requireJsonBody);
   v1.use(express.json({ limit: m.config.api.bodyLimit, strict: true }));
-  for (const r of routes) v1[r.method](r.path.replace(/^\/v1/, ''), handle(r, context, tenants, metrics));
+  for (const r of ROUTES) v1[r.method](r.path.replace(/^\/v1/, ''), handle(r, context, tenants, metrics));
   opts.mount?.(v1, { context, tenants, principal: principalOf });
   v1.use((req: Request, _res: Response, next: NextFunction) => {
-    const allowed = routes.filter((r) => pathRegex(r.path).test(`/v1${req.path}`)).map((r) => r.method.toUpperCase());
+    const allowed = ROUTES.filter((r) => pathRegex(r.path).test(`/v1${req.path}`)).map((r) => r.method.toUpperCase());
     next(
       allowed.length > 0
         ? new HttpError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allowed.join(', ')}`, { allowed })
@@ -111,7 +109,7 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   app.use((req: Request, _res: Response, next: NextFunction) => next(new HttpError(404, 'ROUTE_NOT_FOUND', `no route ${req.method} ${req.path}; see /v1/openapi.json`)));
   app.use(errorHandler(log));
 
-  return { app, metrics, tenants, users: m.users, openapi, routes, close: () => limiterStore.shutdown() };
+  return { app, metrics, tenants, users: m.users, openapi, routes: ROUTES, close: () => limiterStore.shutdown() };
 }
 
 /**

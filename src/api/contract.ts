@@ -1,8 +1,12 @@
 import type { z } from 'zod';
-import type { AgentMemory } from '../memory/agent-memory';
-import type { UserDataStore } from '../tenancy/user-data-store';
 
-export type HttpMethod = 'get' | 'post' | 'put' | 'delete';
+/*
+ * The wire contract of the HTTP API: what a route is, without its handler. Zod only, so
+ * the client (`mnemograph/client`) can bundle it for a browser; the server binds each
+ * definition to the facade in `routes.ts`.
+ */
+
+type HttpMethod = 'get' | 'post' | 'put' | 'delete';
 
 /**
  * How a route treats the user ids in its input (after tenant namespacing):
@@ -10,22 +14,7 @@ export type HttpMethod = 'get' | 'post' | 'put' | 'delete';
  * - `claim`: the tenant takes ownership of new user ids (writes);
  * - `erase`: owned, and released after the handler erased the user.
  */
-export type UserAccess = 'owned' | 'claim' | 'erase';
-
-/** What a handler may use. The facade and the whole-user store, nothing else. */
-export interface RouteContext {
-  memory: AgentMemory;
-  users: UserDataStore;
-}
-
-/**
- * Per request: `external` rewrites internal ids to the ids the caller's tenant knows (every
- * JSON result gets this on the way out; a handler that renders ids into text, such as the
- * prompt block, applies it before rendering).
- */
-export interface RequestContext extends RouteContext {
-  external<T>(value: T): T;
-}
+type UserAccess = 'owned' | 'claim' | 'erase';
 
 /**
  * One operation of the API. This single definition drives the express route, request
@@ -35,9 +24,9 @@ export interface RequestContext extends RouteContext {
  * rest from the query string (get, delete) or the JSON body (post, put). Query-string
  * inputs therefore hold strings only.
  */
-export interface Route<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType> {
-  /** operationId in OpenAPI, method name in the client, label in metrics. */
-  id: string;
+export interface RouteDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType, Id extends string = string> {
+  /** operationId in OpenAPI, method name in the client, label in metrics: the route's key in its table. */
+  id: Id;
   method: HttpMethod;
   /** Express-style path, e.g. /v1/users/:userId/stats. */
   path: string;
@@ -48,14 +37,18 @@ export interface Route<I extends z.ZodObject = z.ZodObject, O extends z.ZodType 
   /** Success status; 201 for creations. */
   status: 200 | 201;
   access: UserAccess;
-  /** Whether the running facade offers this operation (routes of facade methods not yet built are skipped). */
-  available?: (memory: AgentMemory) => boolean;
-  handler: (input: z.output<I>, ctx: RequestContext) => Promise<z.input<O>>;
 }
 
-/** Identity helper that keeps a route's input and output types for the client. */
-export function route<I extends z.ZodObject, O extends z.ZodType>(r: Route<I, O>): Route<I, O> {
-  return r;
+/** A route table: definitions keyed by id, each typed with its own input and output schemas. */
+type RouteDefs<T> = { readonly [K in keyof T]: T[K] & { id: K & string } };
+
+/**
+ * Builds a route table from definitions keyed by id (the key becomes `id`), keeping each
+ * one's input and output types for the server's handlers and the client's methods. Key
+ * order is documentation order.
+ */
+export function defineRoutes<T extends Record<string, Omit<RouteDef, 'id'>>>(defs: T): RouteDefs<T> {
+  return Object.fromEntries(Object.entries(defs).map(([id, def]) => [id, { id, ...def }])) as RouteDefs<T>;
 }
 
 /** The parameter names of an express-style path. */

@@ -12,7 +12,7 @@ export class HttpError extends MnemographError {
   }
 }
 
-export interface ErrorBody {
+interface ErrorBody {
   error: { code: string; message: string; details: Record<string, unknown>; requestId?: string };
 }
 

@@ -1,6 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { pathParams, usesQuery, type Route } from './contract';
+import { pathParams, usesQuery, type RouteDef } from './contract';
 import { ErrorSchema } from './schemas';
 
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
@@ -42,7 +42,7 @@ export function openApiPath(path: string): string {
  * The OpenAPI 3 document, generated from the route table's zod schemas (the same ones
  * that validate requests), plus the unauthenticated operational endpoints.
  */
-export function buildOpenApi(routes: readonly Route[], version: string): OpenApiDocument {
+export function buildOpenApi(routes: readonly RouteDef[], version: string): OpenApiDocument {
   const registry = new OpenAPIRegistry();
   const bearer = registry.registerComponent('securitySchemes', 'apiKey', {
     type: 'http',

@@ -1,10 +1,11 @@
-import { z } from 'zod';
-import { TurnRoleSchema } from '../episodic/contract';
+import * as z from 'zod';
+import { TurnRoleSchema } from '../episodic/schema';
 
 /**
  * Response schemas. Requests are validated by the library's own input schemas; responses
  * are described here for the OpenAPI document and the client's types, and the API tests
  * check every response against them, so the document cannot drift from what is served.
+ * Zod only: part of the wire contract the client bundles.
  */
 export const ErrorSchema = z
   .object({
@@ -19,7 +20,7 @@ export const ErrorSchema = z
 
 const MetadataSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
 
-export const TurnSchema = z
+const TurnSchema = z
   .object({
     id: z.string().describe('"<conversationId>:<index>"'),
     userId: z.string(),
@@ -44,7 +45,7 @@ export const ScoredTurnsSchema = z.object({ results: z.array(z.object({ turn: Tu
 
 export const OkSchema = z.object({ ok: z.literal(true) });
 
-export const WorkingTurnSchema = z.object({ id: z.string(), role: z.string(), content: z.string(), timestamp: z.string(), index: z.number().int() });
+const WorkingTurnSchema = z.object({ id: z.string(), role: z.string(), content: z.string(), timestamp: z.string(), index: z.number().int() });
 export const SessionSnapshotSchema = z
   .object({
     recentTurns: z.array(WorkingTurnSchema),
@@ -72,3 +73,30 @@ export const ErasureReportSchema = z
     auditRowsDeleted: z.number().int(),
   })
   .meta({ id: 'ErasureReport' });
+
+/** An object schema that passes unknown keys through, typed as its known keys (the facade's interfaces carry more). */
+export const loose = <S extends z.ZodRawShape>(shape: S) => z.looseObject(shape) as unknown as z.ZodObject<S>;
+const Loose = <S extends z.ZodRawShape>(id: string, shape: S) => loose(shape).meta({ id });
+
+// Knowledge, recall and observation outputs are described loosely (key fields, others passed
+// through) because their subsystems own the exact shapes.
+export const FactSchema = Loose('Fact', { id: z.string(), userId: z.string(), channel: z.string(), claim: z.string(), confidence: z.number(), status: z.string(), protected: z.boolean() });
+export const EntitySchema = Loose('Entity', { id: z.string(), userId: z.string(), channel: z.string(), name: z.string(), type: z.string(), aliases: z.array(z.string()) });
+export const RelationshipSchema = Loose('Relationship', { id: z.string(), type: z.string(), sourceId: z.string(), targetId: z.string(), userId: z.string() });
+export const StrategySchema = Loose('Strategy', { id: z.string(), userId: z.string(), description: z.string(), toolSequence: z.array(z.string()) });
+export const GoalSchema = Loose('Goal', { id: z.string(), userId: z.string(), description: z.string(), status: z.string(), priority: z.number() });
+export const InvocationSchema = Loose('ToolInvocation', { id: z.string(), userId: z.string(), conversationId: z.string(), toolName: z.string(), success: z.boolean() });
+export const ObservationSchema = Loose('Observation', { id: z.string(), userId: z.string(), category: z.string(), content: z.string() });
+const RecalledItemSchema = Loose('RecalledItem', { id: z.string(), kind: z.string(), text: z.string(), relevance: z.number(), signals: z.record(z.string(), z.unknown()) });
+export const MemoryBundleSchema = Loose('MemoryBundle', {
+  query: z.string(),
+  userId: z.string(),
+  turns: z.array(loose({ turn: TurnSchema, score: z.number(), signals: z.record(z.string(), z.unknown()) })),
+  facts: z.array(RecalledItemSchema),
+  entities: z.array(RecalledItemSchema),
+  strategies: z.array(RecalledItemSchema),
+  goals: z.array(RecalledItemSchema),
+  profile: z.record(z.string(), z.unknown()).nullable(),
+  degraded: z.array(z.string()),
+  timings: z.record(z.string(), z.number()),
+});

@@ -1,14 +1,23 @@
 import type { z } from 'zod';
-import { pathParams, usesQuery, type Route } from '../api/contract';
-import * as routes from '../api/routes';
+import { pathParams, usesQuery, type RouteDef } from '../api/contract';
+import { ROUTE_DEFS } from '../api/route-defs';
 import { ConnectionError, MnemographApiError, errorFor } from './errors';
 
 export * from './errors';
 
-export type RouteInput<R extends Route> = z.input<R['input']>;
-export type RouteOutput<R extends Route> = z.output<R['output']>;
-type In<K extends keyof typeof routes> = (typeof routes)[K] extends Route ? RouteInput<(typeof routes)[K]> : never;
-type Out<K extends keyof typeof routes> = (typeof routes)[K] extends Route ? RouteOutput<(typeof routes)[K]> : never;
+/*
+ * Imports only the API's wire contract (route definitions and zod schemas) and fetch, so it
+ * runs in Node, browsers and edge runtimes; test/unit/client-bundle.test.ts keeps it so.
+ */
+
+/** The route definitions, keyed by id: `client.call(routes.storeTurn, input)`. */
+const routes = ROUTE_DEFS;
+type Routes = typeof routes;
+
+export type RouteInput<R extends RouteDef> = z.input<R['input']>;
+export type RouteOutput<R extends RouteDef> = z.output<R['output']>;
+type In<K extends keyof Routes> = RouteInput<Routes[K]>;
+type Out<K extends keyof Routes> = RouteOutput<Routes[K]>;
 
 export interface ClientOptions {
   /** e.g. http://127.0.0.1:8080 */
@@ -25,7 +34,8 @@ export interface ClientOptions {
 type SessionScope = { userId: string; conversationId: string; channel?: string };
 
 /**
- * The typed client of the Mnemograph HTTP API, for any Node agent runtime. Methods mirror
+ * The typed client of the Mnemograph HTTP API, for any runtime with fetch (Node, browsers,
+ * edge runtimes). Methods mirror
  * the AgentMemory facade; each is one call of the route table that also defines the
  * server, so inputs and outputs are typed from the same zod schemas. Retries 429 and 503
  * answers (honouring Retry-After) and refused connections with exponential backoff; other
@@ -132,7 +142,7 @@ export class MnemographClient {
   }
 
   /** Calls any route of the table (new operations are usable before they get a named method). */
-  async call<R extends Route>(route: R, input: RouteInput<R>): Promise<RouteOutput<R>> {
+  async call<R extends RouteDef>(route: R, input: RouteInput<R>): Promise<RouteOutput<R>> {
     const { url, init } = this.request(route, input as Record<string, unknown>);
     for (let attempt = 0; ; attempt++) {
       let res: Response;
@@ -172,7 +182,7 @@ export class MnemographClient {
     }
   }
 
-  private request(route: Route, input: Record<string, unknown>): { url: string; init: RequestInit } {
+  private request(route: RouteDef, input: Record<string, unknown>): { url: string; init: RequestInit } {
     const rest = { ...input };
     let path = route.path;
     for (const p of pathParams(route.path)) {

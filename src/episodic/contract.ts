@@ -1,46 +1,8 @@
-import { z } from 'zod';
-import { ChannelSchema, IdSchema, UserIdSchema } from '../schemas';
+import type { z } from 'zod';
+import type { TurnMetadata, TurnRoleSchema } from './schema';
 import type { AccessScope } from '../access';
 
-export const MAX_TURN_CHARS = 100_000;
-
-const MetadataValue = z.union([z.string().max(2_000), z.number(), z.boolean()]);
-
-/** Metadata carried by a turn; the named keys are indexed and usable as recall filters. */
-export const TurnMetadataSchema = z
-  .object({
-    source: z.string().max(200).optional(),
-    sessionId: z.string().max(200).optional(),
-    connectionId: z.string().max(200).optional(),
-    contextType: z.string().max(200).optional(),
-    toolName: z.string().max(200).optional(),
-    speaker: z.string().max(200).optional(),
-  })
-  .catchall(MetadataValue)
-  .refine((m) => Object.keys(m).length <= 50, 'at most 50 metadata keys');
-
-export const TurnRoleSchema = z.enum(['user', 'assistant', 'system', 'tool']);
-
-export const TurnInputSchema = z
-  .object({
-    userId: UserIdSchema,
-    channel: ChannelSchema,
-    conversationId: IdSchema,
-    /** Position in the conversation; assigned (next free) when omitted. */
-    index: z.number().int().min(0).max(10_000_000).optional(),
-    role: TurnRoleSchema,
-    content: z
-      .string()
-      .max(MAX_TURN_CHARS, `must be at most ${MAX_TURN_CHARS} characters; split long documents into several turns`)
-      .refine((s) => s.trim().length > 0, 'must not be empty'),
-    timestamp: z.iso.datetime({ offset: true }).optional(),
-    model: z.string().max(100).optional(),
-    metadata: TurnMetadataSchema.optional(),
-  })
-  .strict();
-
-export type TurnInput = z.input<typeof TurnInputSchema>;
-export type TurnMetadata = z.output<typeof TurnMetadataSchema>;
+export * from './schema';
 
 /** A stored turn, as every read returns it. */
 export interface Turn {

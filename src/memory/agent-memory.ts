@@ -3,14 +3,15 @@ import { z } from 'zod';
 import type { AuditLogger } from '../audit';
 import { ValidationError } from '../errors';
 import type { Embedder } from '../embedding';
-import { TurnInputSchema, type EpisodicStore, type ScoredTurn, type StoreTurnResult, type Turn, type TurnInput, type TurnLog } from '../episodic';
+import { BatchSchema, RecentTurnsQuerySchema, TurnInputSchema, VectorSearchQuerySchema, type EpisodicStore, type ScoredTurn, type StoreTurnResult, type Turn, type TurnInput, type TurnLog } from '../episodic';
 import type { BackgroundEmbedder } from '../episodic/background-embedder';
 import { embeddingText, prepareTurn } from '../episodic/prepare';
 import type { Logger } from '../infra/logger';
 import { LOCAL_PRINCIPAL, principalScope, type AccessPrincipal, type AccessScope, type ScopeOptions } from '../access';
-import { ChannelSchema, IdSchema, UserIdSchema, parseInput } from '../schemas';
+import { IdSchema, UserIdSchema, parseInput } from '../schemas';
 import { sessionScope, type ActiveGoal, type SessionScope, type WorkingMemoryStore } from '../working';
-import { formatContext, RecallQuerySchema, type FormatOptions, type MemoryBundle, type RecallEngine, type RecallQuery } from '../retrieval';
+import { SessionSchema } from '../working/schema';
+import { formatContext, FormatOptionsSchema, RecallQuerySchema, type FormatOptions, type MemoryBundle, type RecallEngine, type RecallQuery } from '../retrieval';
 import { SemanticMemory, type PromotionThresholds, type SemanticStore } from '../semantic';
 import { ProceduralMemory, type ProceduralStore, type ToolInvocationLog } from '../procedural';
 import { GoalMemory, type GoalStore } from '../goals';
@@ -18,32 +19,6 @@ import { ObservationInputSchema, type Observation, type ObservationCategory, typ
 import type { UserProfile } from '../observations/profile';
 import type { JobName } from '../worker/contract';
 import type { JobRunResult } from '../worker/worker';
-
-const ChannelsSchema = z.array(ChannelSchema).min(1).max(20).default(['_global']);
-
-export const RecentTurnsQuerySchema = z
-  .object({
-    userId: UserIdSchema,
-    channels: ChannelsSchema,
-    hours: z.number().positive().max(24 * 365 * 100).default(24),
-    limit: z.number().int().min(1).max(1000).default(50),
-  })
-  .strict();
-
-export const VectorSearchQuerySchema = z
-  .object({
-    userId: UserIdSchema,
-    channels: ChannelsSchema,
-    query: z.string().min(1).max(10_000).optional(),
-    queryEmbedding: z.array(z.number()).min(1).max(8192).optional(),
-    topK: z.number().int().min(1).max(200).default(10),
-    timeWindowHours: z.number().positive().optional(),
-  })
-  .strict()
-  .refine((q) => (q.query === undefined) !== (q.queryEmbedding === undefined), 'give exactly one of query or queryEmbedding');
-
-export const SessionSchema = z.object({ userId: UserIdSchema, channel: ChannelSchema, conversationId: IdSchema }).strict();
-export const BatchSchema = z.array(TurnInputSchema).min(1).max(10_000);
 
 export interface AgentMemoryDeps {
   episodic: EpisodicStore;
@@ -205,7 +180,7 @@ export class AgentMemory {
 
   /** A compact prompt block for `bundle` within `tokenBudget` tokens; '' when the bundle is empty. */
   formatContext(bundle: MemoryBundle, opts: FormatOptions = {}): string {
-    parseInput(z.object({ tokenBudget: z.number().int().min(1).max(1_000_000).optional() }).strict(), opts, 'format options');
+    parseInput(FormatOptionsSchema, opts, 'format options');
     return formatContext(bundle, opts);
   }
 

@@ -1,30 +1,13 @@
-import { z } from 'zod';
-import { ChannelSchema, IdSchema, UserIdSchema } from '../schemas';
 import type { Queryable } from '../infra/postgres';
+import type { ObservationCategory } from './schema';
+
+export * from './schema';
 
 /**
  * Observations (seed 000's event bus): short statements an agent records about a user
  * while chatting ("prefers short emails"), queued durably in Postgres and turned into
  * facts, the profile and the narrative by the `consolidate` job, each exactly once.
  */
-export const OBSERVATION_CATEGORIES = ['fact', 'preference', 'project_details', 'correction'] as const;
-export const ObservationCategorySchema = z.enum(OBSERVATION_CATEGORIES);
-export type ObservationCategory = z.output<typeof ObservationCategorySchema>;
-
-export const ObservationInputSchema = z
-  .object({
-    userId: UserIdSchema,
-    channel: ChannelSchema,
-    content: z.string().trim().min(1).max(10_000),
-    category: ObservationCategorySchema,
-    /** Idempotency key: recording the same id twice queues one observation. Random when omitted. */
-    id: IdSchema.optional(),
-    /** Where it came from: {source, sessionId, connectionId, ...} (kept for the audit trail). */
-    sourceMetadata: z.record(z.string().max(100), z.union([z.string().max(2_000), z.number(), z.boolean()])).optional(),
-  })
-  .strict();
-export type ObservationInput = z.input<typeof ObservationInputSchema>;
-
 export interface Observation {
   id: string;
   userId: string;

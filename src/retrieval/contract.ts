@@ -1,65 +1,7 @@
-import { z } from 'zod';
 import type { Turn, TurnFilters } from '../episodic/contract';
-import { ChannelSchema, UserIdSchema } from '../schemas';
+import type { ParsedRecallQuery, Techniques } from './schema';
 
-/** Per-call switches of the recall techniques; unset keys fall back to the configuration. */
-export const TechniquesSchema = z
-  .object({
-    fulltext: z.boolean().optional(),
-    vector: z.boolean().optional(),
-    neighbours: z.boolean().optional(),
-    speakerBoost: z.boolean().optional(),
-    timeAnswerBoost: z.boolean().optional(),
-    recency: z.boolean().optional(),
-    selfQuery: z.enum(['off', 'boost', 'filter']).optional(),
-    /** When the rules find no time expression, ask the recall LLM for the period a question means. */
-    selfQueryLlm: z.boolean().optional(),
-    diversityCap: z.number().int().min(0).max(1000).optional(),
-    queryExpansion: z.enum(['off', 'feedback', 'llm']).optional(),
-    hyde: z.boolean().optional(),
-    statementQuery: z.boolean().optional(),
-    rerank: z.boolean().optional(),
-  })
-  .strict();
-export type Techniques = z.output<typeof TechniquesSchema>;
-
-const IsoTime = z.iso.datetime({ offset: true });
-
-/** Input of `remember()`. */
-export const RecallQuerySchema = z
-  .object({
-    userId: UserIdSchema,
-    query: z.string().max(10_000).refine((s) => s.trim().length > 0, 'must not be empty'),
-    /** Active channels; `_global` is always added. */
-    channels: z.array(ChannelSchema).min(1).max(20).default(['_global']),
-    topK: z.number().int().min(1).max(200).default(10),
-    includeEpisodic: z.boolean().default(true),
-    includeFacts: z.boolean().default(true),
-    includeEntities: z.boolean().default(true),
-    includeStrategies: z.boolean().default(true),
-    includeGoals: z.boolean().default(true),
-    includeProfile: z.boolean().default(true),
-    /** Only memories of the last N hours. */
-    timeWindowHours: z.number().positive().max(24 * 365 * 100).optional(),
-    /** Narrow every source; all given keys must match. */
-    filters: z
-      .object({
-        source: z.string().min(1).max(200).optional(),
-        sessionId: z.string().min(1).max(200).optional(),
-        connectionId: z.string().min(1).max(200).optional(),
-        contextType: z.string().min(1).max(200).optional(),
-        since: IsoTime.optional(),
-        until: IsoTime.optional(),
-      })
-      .strict()
-      .optional(),
-    /** The moment relative expressions ("last week") are read against; default now. */
-    asOf: IsoTime.optional(),
-    techniques: TechniquesSchema.optional(),
-  })
-  .strict();
-export type RecallQuery = z.input<typeof RecallQuerySchema>;
-export type ParsedRecallQuery = z.output<typeof RecallQuerySchema>;
+export * from './schema';
 
 /**
  * Why an item was recalled: the signals that found it, with its rank (1-based) and raw score

@@ -1,30 +1,44 @@
-import { z } from 'zod';
 import type { AuditLogger } from '../audit';
 import type { Embedder } from '../embedding';
 import type { Logger } from '../infra/logger';
 import { LOCAL_PRINCIPAL, principalScope, type AccessPrincipal, type AccessScope, type ScopeOptions } from '../access';
-import { ChannelSchema, IdSchema, UserIdSchema, parseInput } from '../schemas';
+import { parseInput } from '../schemas';
 import {
   CERTAINTY_CONFIDENCE,
   CorrectFactInputSchema,
   DEFAULT_PROMOTION_THRESHOLDS,
+  EndRelationshipSchema,
+  EntityGraphQuerySchema,
   EntityInputSchema,
-  EntityTypeSchema,
+  EntityRefSchema,
+  EntitySearchSchema,
   FactInputSchema,
-  PredicateSchema,
+  FactListSchema,
+  FactRefSchema,
+  FactSearchSchema,
+  FindEntitiesSchema,
   PromoteInputSchema,
+  RecordAccessSchema,
   RelationshipInputSchema,
-  RelationshipTypeSchema,
+  RetractFactSchema,
+  TimelineQuerySchema,
   type CorrectFactInput,
   type CreateRelationshipResult,
+  type EndRelationshipInput,
   type Entity,
   type EntityGraph,
+  type EntityGraphQuery,
   type EntityInput,
+  type EntitySearch,
   type Fact,
   type FactInput,
+  type FactList,
+  type FactSearch,
+  type FindEntitiesQuery,
   type PromoteInput,
   type PromotionResult,
   type PromotionThresholds,
+  type RecordAccessInput,
   type Relationship,
   type RelationshipInput,
   type ScoredEntity,
@@ -32,85 +46,10 @@ import {
   type SemanticStore,
   type StoreFactResult,
   type TimelineEntry,
+  type TimelineQuery,
   type UpsertEntityResult,
 } from './contract';
 import { embeddingForQuery, embeddingForWrite } from './embed';
-
-const ChannelsSchema = z.array(ChannelSchema).min(1).max(20).default(['_global']);
-const QueryText = z.string().trim().min(1).max(10_000);
-const QueryEmbedding = z.array(z.number()).min(1).max(8192);
-
-export const FactSearchSchema = z
-  .object({
-    userId: UserIdSchema,
-    channels: ChannelsSchema,
-    query: QueryText.optional(),
-    queryEmbedding: QueryEmbedding.optional(),
-    topK: z.number().int().min(1).max(200).default(10),
-    minConfidence: z.number().min(0).max(1).default(0),
-    includeInactive: z.boolean().default(false),
-  })
-  .strict()
-  .refine((q) => (q.query === undefined) !== (q.queryEmbedding === undefined), 'give exactly one of query or queryEmbedding');
-export type FactSearch = z.input<typeof FactSearchSchema>;
-
-export const EntitySearchSchema = z
-  .object({
-    userId: UserIdSchema,
-    channels: ChannelsSchema,
-    query: QueryText.optional(),
-    queryEmbedding: QueryEmbedding.optional(),
-    topK: z.number().int().min(1).max(200).default(10),
-    types: z.array(EntityTypeSchema).max(20).optional(),
-  })
-  .strict()
-  .refine((q) => (q.query === undefined) !== (q.queryEmbedding === undefined), 'give exactly one of query or queryEmbedding');
-export type EntitySearch = z.input<typeof EntitySearchSchema>;
-
-export const FactListSchema = z
-  .object({
-    userId: UserIdSchema,
-    channels: ChannelsSchema,
-    entityId: IdSchema.optional(),
-    predicate: PredicateSchema.optional(),
-    minConfidence: z.number().min(0).max(1).default(0),
-    includeInactive: z.boolean().default(false),
-    limit: z.number().int().min(1).max(1000).default(100),
-  })
-  .strict();
-export type FactList = z.input<typeof FactListSchema>;
-
-export const EntityGraphQuerySchema = z
-  .object({
-    userId: UserIdSchema,
-    entityIds: z.array(IdSchema).min(1).max(50),
-    depth: z.number().int().min(1).max(3).default(1),
-    channels: ChannelsSchema,
-    limit: z.number().int().min(1).max(500).default(100),
-  })
-  .strict();
-export type EntityGraphQuery = z.input<typeof EntityGraphQuerySchema>;
-
-export const TimelineQuerySchema = z
-  .object({ userId: UserIdSchema, entityId: IdSchema, limit: z.number().int().min(1).max(1000).default(200) })
-  .strict();
-export type TimelineQuery = z.input<typeof TimelineQuerySchema>;
-
-export const EndRelationshipSchema = z
-  .object({ userId: UserIdSchema, sourceId: IdSchema, type: RelationshipTypeSchema, targetId: IdSchema })
-  .strict();
-export type EndRelationshipInput = z.input<typeof EndRelationshipSchema>;
-
-export const FindEntitiesSchema = z.object({ userId: UserIdSchema, name: z.string().trim().min(1).max(200), channels: ChannelsSchema }).strict();
-export type FindEntitiesQuery = z.input<typeof FindEntitiesSchema>;
-
-export const RecordAccessSchema = z
-  .object({ userId: UserIdSchema, factIds: z.array(IdSchema).max(500).default([]), entityIds: z.array(IdSchema).max(500).default([]) })
-  .strict();
-export type RecordAccessInput = z.input<typeof RecordAccessSchema>;
-
-const EntityRefSchema = z.object({ userId: UserIdSchema, entityId: IdSchema }).strict();
-const FactRefSchema = z.object({ userId: UserIdSchema, factId: IdSchema }).strict();
 
 /** Cosine similarity above which a same-type entity with no name in common is merged. */
 export const DEFAULT_ENTITY_MATCH_SIMILARITY = 0.92;
@@ -246,7 +185,7 @@ export class SemanticMemory {
   }
 
   async retractFact(userId: string, factId: string, reason?: string): Promise<Fact> {
-    const q = parseInput(z.object({ userId: UserIdSchema, factId: IdSchema, reason: z.string().max(1_000).optional() }).strict(), { userId, factId, reason }, 'fact retraction');
+    const q = parseInput(RetractFactSchema, { userId, factId, reason }, 'fact retraction');
     const t0 = performance.now();
     const fact = await this.d.store.retractFact(this.scope(q.userId), q.factId, q.reason);
     this.write('retract_fact', q.userId, fact.channel, [fact.id], t0, { reason: q.reason });

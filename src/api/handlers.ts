@@ -1,0 +1,51 @@
+import type { z } from 'zod';
+import { MnemographError } from '../errors';
+import type { AgentMemory } from '../memory/agent-memory';
+import type { UserDataStore } from '../tenancy/user-data-store';
+import type { RouteDef } from './contract';
+
+/** What a handler may use. The facade and the whole-user store, nothing else. */
+export interface RouteContext {
+  memory: AgentMemory;
+  users: UserDataStore;
+}
+
+/**
+ * Per request: `external` rewrites internal ids to the ids the caller's tenant knows (every
+ * JSON result gets this on the way out; a handler that renders ids into text, such as the
+ * prompt block, applies it before rendering).
+ */
+export interface RequestContext extends RouteContext {
+  external<T>(value: T): T;
+}
+
+/** Runs a route's operation: the validated, tenant-namespaced input in, the JSON result out. */
+type Handler<D extends RouteDef> = (input: z.output<D['input']>, ctx: RequestContext) => Promise<z.input<D['output']>>;
+
+/** One handler per definition of a route table, under the same key (a missing or extra one is a type error). */
+export type Handlers<T> = { [K in keyof T]: T[K] extends RouteDef ? Handler<T[K]> : never };
+
+/** A definition bound to its handler: what the server serves. */
+export interface Route extends RouteDef {
+  handler: (input: z.output<z.ZodObject>, ctx: RequestContext) => Promise<unknown>;
+}
+
+/**
+ * Binds every definition of `defs` to the handler of the same key, in the table's order.
+ * Throws at startup when a definition has no handler or a handler no definition (the types
+ * already refuse both; this catches tables assembled by spreading).
+ */
+export function bindRoutes<T extends Record<string, RouteDef>>(defs: T, handlers: Handlers<T>): Route[] {
+  const bound = handlers as unknown as Record<string, Route['handler'] | undefined>;
+  const missing = Object.keys(defs).filter((id) => typeof bound[id] !== 'function');
+  const extra = Object.keys(handlers).filter((id) => !Object.hasOwn(defs, id));
+  if (missing.length > 0 || extra.length > 0) {
+    throw new MnemographError(
+      'ROUTE_TABLE_INVALID',
+      'system',
+      `the route table does not match its handlers (without a handler: ${missing.join(', ') || 'none'}; without a definition: ${extra.join(', ') || 'none'}); add the missing side in src/api`,
+      { missing, extra },
+    );
+  }
+  return Object.values(defs).map((def) => ({ ...def, handler: bound[def.id]! }));
+}

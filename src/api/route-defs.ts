@@ -1,0 +1,174 @@
+import * as z from 'zod';
+import { BatchSchema, RecentTurnsQuerySchema, TurnInputSchema, VectorSearchQuerySchema } from '../episodic/schema';
+import { ChannelSchema, IdSchema, UserIdSchema } from '../schemas';
+import { defineRoutes } from './contract';
+import { KNOWLEDGE_ROUTE_DEFS } from './knowledge-route-defs';
+import {
+  ErasureReportSchema,
+  OkSchema,
+  ScoredTurnsSchema,
+  SessionSnapshotSchema,
+  StoreTurnResultSchema,
+  TurnsSchema,
+  UserStatsSchema,
+} from './schemas';
+
+/*
+ * The route table without handlers: every operation of the HTTP API, one definition each,
+ * zod only. Adding a facade method to the API is adding a definition here (or in
+ * knowledge-route-defs.ts) and its handler in routes.ts (knowledge-routes.ts); the server,
+ * the OpenAPI document and the client pick it up. Input schemas are the library's own
+ * wherever the facade has one.
+ */
+
+const SessionPath = { userId: UserIdSchema, conversationId: IdSchema };
+const ContextKey = z.string().min(1).max(200);
+
+/** Turns, working memory and whole users. */
+export const TURN_ROUTE_DEFS = defineRoutes({
+  storeTurn: {
+    method: 'post',
+    path: '/v1/turns',
+    summary: 'Store one conversation turn (idempotent on conversationId + index)',
+    tag: 'turns',
+    input: TurnInputSchema,
+    output: StoreTurnResultSchema,
+    status: 201,
+    access: 'claim',
+  },
+  storeTurns: {
+    method: 'post',
+    path: '/v1/turns/batch',
+    summary: 'Store many turns (any conversations and users of the tenant) in one call',
+    tag: 'turns',
+    input: z.object({ turns: BatchSchema }).strict(),
+    output: z.object({ results: z.array(StoreTurnResultSchema) }),
+    status: 201,
+    access: 'claim',
+  },
+  getConversation: {
+    method: 'get',
+    path: '/v1/users/:userId/conversations/:conversationId',
+    summary: 'Every turn of a conversation, in order (404 when the user has no such conversation)',
+    tag: 'turns',
+    input: z.object({ userId: UserIdSchema, conversationId: IdSchema }).strict(),
+    output: TurnsSchema,
+    status: 200,
+    access: 'owned',
+  },
+  getRecentTurns: {
+    method: 'post',
+    path: '/v1/turns/recent',
+    summary: 'Turns of the last `hours` in the given channels (plus _global), newest first',
+    tag: 'turns',
+    input: RecentTurnsQuerySchema,
+    output: TurnsSchema,
+    status: 200,
+    access: 'owned',
+  },
+  vectorSearch: {
+    method: 'post',
+    path: '/v1/search/vector',
+    summary: 'Nearest turns by embedding of `query` (or a given `queryEmbedding`)',
+    tag: 'recall',
+    input: VectorSearchQuerySchema,
+    output: ScoredTurnsSchema,
+    status: 200,
+    access: 'owned',
+  },
+  getSession: {
+    method: 'get',
+    path: '/v1/users/:userId/sessions/:conversationId',
+    summary: 'Working memory of a session: recent turns, context values, thoughts, active goal',
+    tag: 'working memory',
+    input: z.object({ ...SessionPath, channel: ChannelSchema }).strict(),
+    output: SessionSnapshotSchema,
+    status: 200,
+    access: 'owned',
+  },
+  setContextValue: {
+    method: 'put',
+    path: '/v1/users/:userId/sessions/:conversationId/context/:key',
+    summary: 'Set a working-memory context value (expires after ttlSeconds, default the working-memory TTL)',
+    tag: 'working memory',
+    input: z
+      .object({ ...SessionPath, key: ContextKey, channel: ChannelSchema, value: z.unknown().describe('any JSON value (required)'), ttlSeconds: z.number().int().positive().max(30 * 86400).optional() })
+      .strict(),
+    output: OkSchema,
+    status: 200,
+    access: 'claim',
+  },
+  getContextValue: {
+    method: 'get',
+    path: '/v1/users/:userId/sessions/:conversationId/context/:key',
+    summary: 'Read a working-memory context value (404 when unset or expired)',
+    tag: 'working memory',
+    input: z.object({ ...SessionPath, key: ContextKey, channel: ChannelSchema }).strict(),
+    output: z.object({ key: z.string(), value: z.unknown() }),
+    status: 200,
+    access: 'owned',
+  },
+  deleteContextValue: {
+    method: 'delete',
+    path: '/v1/users/:userId/sessions/:conversationId/context/:key',
+    summary: 'Delete a working-memory context value',
+    tag: 'working memory',
+    input: z.object({ ...SessionPath, key: ContextKey, channel: ChannelSchema }).strict(),
+    output: OkSchema,
+    status: 200,
+    access: 'owned',
+  },
+  pushThought: {
+    method: 'post',
+    path: '/v1/users/:userId/sessions/:conversationId/thoughts',
+    summary: "Append to the session's scratchpad of thoughts",
+    tag: 'working memory',
+    input: z.object({ ...SessionPath, channel: ChannelSchema, thought: z.string().min(1).max(10_000) }).strict(),
+    output: OkSchema,
+    status: 201,
+    access: 'claim',
+  },
+  setActiveGoal: {
+    method: 'put',
+    path: '/v1/users/:userId/sessions/:conversationId/active-goal',
+    summary: "Set the session's active goal",
+    tag: 'working memory',
+    input: z.object({ ...SessionPath, channel: ChannelSchema, goalId: IdSchema, description: z.string().min(1).max(5_000) }).strict(),
+    output: OkSchema,
+    status: 200,
+    access: 'claim',
+  },
+  clearSession: {
+    method: 'delete',
+    path: '/v1/users/:userId/sessions/:conversationId',
+    summary: 'Remove every working-memory key of the session',
+    tag: 'working memory',
+    input: z.object({ ...SessionPath, channel: ChannelSchema }).strict(),
+    output: OkSchema,
+    status: 200,
+    access: 'owned',
+  },
+  userStats: {
+    method: 'get',
+    path: '/v1/users/:userId/stats',
+    summary: "Counts of a user's memory: nodes per label, rows per table, working-memory keys",
+    tag: 'users',
+    input: z.object({ userId: UserIdSchema }).strict(),
+    output: UserStatsSchema,
+    status: 200,
+    access: 'owned',
+  },
+  forgetUser: {
+    method: 'delete',
+    path: '/v1/users/:userId',
+    summary: 'Erase a user from Neo4j, PostgreSQL and Redis, keeping only an audit record of the erasure',
+    tag: 'users',
+    input: z.object({ userId: UserIdSchema }).strict(),
+    output: ErasureReportSchema,
+    status: 200,
+    access: 'erase',
+  },
+});
+
+/** Every route definition, keyed by id, in documentation order. */
+export const ROUTE_DEFS = { ...TURN_ROUTE_DEFS, ...KNOWLEDGE_ROUTE_DEFS };
