@@ -1,27 +1,28 @@
 import { resolve } from 'node:path';
 import type { Driver } from 'neo4j-driver';
 import type pg from 'pg';
-import { PgAuditLogger, type AuditLogger } from './audit';
+import { PgAuditLogger, PgAuditTrail, type AuditLogger } from './audit';
 import type { Config } from './config';
 import { createEmbedder, type Embedder } from './embedding';
-import { BackgroundEmbedder, Neo4jEpisodicStore, PgTurnLog, turnBacklog } from './episodic';
+import { BackgroundEmbedder, Neo4jConversationUpkeep, Neo4jEpisodicStore, PgTurnLog, turnBacklog } from './episodic';
 import { createLogger, type Logger } from './infra/logger';
 import { createNeo4jDriver, Neo4jExecutor, waitForNeo4j } from './infra/neo4j';
 import { createPgPools } from './infra/postgres';
 import { createRedis, type RedisClient } from './infra/redis';
 import { AgentMemory } from './memory/agent-memory';
-import { assertMigrated, REPO_ROOT, runMigrations } from './migrate';
+import { assertMigrated, Neo4jGraphCensus, REPO_ROOT, runMigrations } from './migrate';
 import { FailoverWorkingStore, MemoryWorkingStore, RedisWorkingStore } from './working';
 import { ChatTextGenerator, HttpReranker, HybridRecallEngine, LlmReranker, Neo4jReinforcer, recallSettingsFrom, type ProfileSource, type RecallSource } from './retrieval';
 import { createDefaultSources } from './retrieval/sources';
-import { Neo4jSemanticStore } from './semantic';
+import { Neo4jSemanticStore, Neo4jSemanticUpkeep } from './semantic';
 import { Neo4jProceduralStore, PgToolInvocationLog } from './procedural';
 import { Neo4jGoalStore } from './goals';
 import { createExtractor, type Extractor } from './extraction';
 import { createChatModel, PgUsageSink } from './llm';
 import { PgObservationQueue, PgProfileStore, type ObservationQueue } from './observations';
-import { UserDataStore } from './tenancy';
-import { createJobs, RedisLockService, Worker, type Clock, type JobFn, type JobName, type KnowledgeWriter, type LockService } from './worker';
+import { Neo4jUserGraph, RedisUserKeys, UserDataStore } from './tenancy';
+import { createJobs, PgJobStore, RedisLockService, Worker, type Clock, type JobFn, type JobName, type JobStores, type KnowledgeWriter, type LockService } from './worker';
+import type { MetricSources } from './api/metrics';
 
 /** Everything the service runs on, created once and closed once. */
 export interface Mnemograph {
@@ -48,6 +49,12 @@ export interface Mnemograph {
   knowledge: KnowledgeWriter;
   locks: LockService;
   jobs: Record<JobName, JobFn>;
+  /** The owning stores' operations the jobs run (tests build jobs over them with createJobs). */
+  jobStores: JobStores;
+  /** Whole-graph counts per label and relationship type (`mnemograph stats`, metrics). */
+  census: Neo4jGraphCensus;
+  /** What the metrics gauges read (job counters from the replica). */
+  metricSources: MetricSources;
   /** A worker over these jobs (call start() to schedule them); `jobs` replaces them (tests inject faults). */
   createWorker(opts?: { clock?: Clock; workerId?: string; jobs?: Record<JobName, JobFn>; locks?: LockService }): Worker;
   /** Whole-user statistics, export, import and erasure across the stores (src/tenancy). */
@@ -134,7 +141,8 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
   if (opts.backgroundEmbedding !== false) knowledgeEmbedder.start();
   const proceduralStore = new Neo4jProceduralStore(neo4j);
   const goalStore = new Neo4jGoalStore(neo4j);
-  const profileStore = new PgProfileStore();
+  const toolLog = new PgToolInvocationLog(pools.primary);
+  const profileStore = new PgProfileStore(pools.primary);
   const recallSettings = recallSettingsFrom(config.recall);
   // Every LLM call's tokens and cost (extraction, recall) go to llm_usage.
   const usageSink = new PgUsageSink(pools.primary);
@@ -159,9 +167,10 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
   });
 
   const observations = new PgObservationQueue(pools.primary);
+  const turnLog = new PgTurnLog(pools.primary);
   const memory = new AgentMemory({
     episodic,
-    turnLog: new PgTurnLog(pools.primary),
+    turnLog,
     working,
     embedder,
     backgroundEmbedder,
@@ -171,7 +180,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     recall,
     semantic: semanticStore,
     procedural: proceduralStore,
-    toolLog: new PgToolInvocationLog(pools.primary),
+    toolLog,
     goals: goalStore,
     promotionThresholds: config.worker.promotion,
     entityMatchSimilarity: config.semantic.entityMatchSimilarity,
@@ -195,7 +204,20 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     learnStrategy: (i) => memory.procedural.learnStrategy(i),
     findPromotionCandidates: (t, limit) => semanticStore.findPromotionCandidates(t, limit),
   };
-  const jobs = createJobs({ config, neo4j, pg: pools.primary, knowledge, extractor, observations, audit, locks, log, facadeAuditsPromotions: true });
+  const conversationUpkeep = new Neo4jConversationUpkeep(neo4j);
+  const auditTrail = new PgAuditTrail(pools.primary);
+  const jobStore = new PgJobStore(pools.primary);
+  const jobStores: JobStores = {
+    conversations: conversationUpkeep,
+    semantic: new Neo4jSemanticUpkeep(neo4j),
+    toolLog,
+    profiles: profileStore,
+    auditTrail,
+    ledger: jobStore,
+  };
+  const jobs = createJobs({ config, stores: jobStores, knowledge, extractor, observations, locks, log });
+  const census = new Neo4jGraphCensus(neo4j);
+  const metricSources: MetricSources = { census, turns: episodic, conversations: conversationUpkeep, jobRuns: new PgJobStore(pools.replica) };
   const createWorker = (o: { clock?: Clock; workerId?: string; jobs?: Record<JobName, JobFn>; locks?: LockService } = {}) =>
     new Worker({
       jobs: o.jobs ?? jobs,
@@ -204,10 +226,23 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
       lockTtlMs: config.worker.lockTtlMs,
       log,
       clock: o.clock,
-      runLog: pools.primary,
+      runLog: jobStore,
       workerId: o.workerId,
     });
   const jobRunner: Worker = createWorker({ workerId: 'on-demand' });
+  // Every store's share of a user's memory, in import order (the graph before the tables):
+  // forget-user, export, import and stats go through this list and nothing else.
+  const userData = [
+    new Neo4jUserGraph(neo4j),
+    turnLog.userData(),
+    toolLog.userData(),
+    observations.userData(),
+    profileStore.userData(),
+    usageSink.userData(),
+    jobStore.userData(),
+    new RedisUserKeys(redis, working),
+  ];
+  const users = new UserDataStore(userData, pools.primary, auditTrail, { beforeErase: () => audit.flush(), graceMs: config.erasure.graceMs });
 
   return {
     config,
@@ -229,8 +264,11 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     knowledge,
     locks,
     jobs,
+    jobStores,
+    census,
+    metricSources,
     createWorker,
-    users: new UserDataStore(neo4j, pools.primary, redis, working, { beforeErase: () => audit.flush(), graceMs: config.erasure.graceMs }),
+    users,
     async close() {
       await jobRunner.stop();
       await Promise.all([backgroundEmbedder.stop(), knowledgeEmbedder.stop()]);

@@ -50,7 +50,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
  */
 export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   const tenants = new PgTenantStore(m.pg.primary, m.config.api.keyCacheSeconds);
-  const metrics = new ApiMetrics(m.neo4j, m.pg.replica, m.log);
+  const metrics = new ApiMetrics(m.metricSources, m.log);
   const openapi = buildOpenApi(ROUTES, '0.1.0');
   const context: RouteContext = { memory: m.memory, users: m.users };
   const log = m.log.child({ subsystem: 'api' });

@@ -1,28 +1,16 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { CypherRunner } from '../infra/neo4j';
+import type { ConversationUpkeep, EpisodicStore } from '../episodic/contract';
 import type { Logger } from '../infra/logger';
-import type { Queryable } from '../infra/postgres';
+import type { Neo4jGraphCensus } from '../migrate/graph-census';
+import type { JobRunLog } from '../worker/contract';
 
-const TAG = { subsystem: 'metrics', op: 'collect' };
-// -> {label, n}: nodes per label from the count store (O(1) per label)
-const LABELS = 'CALL db.labels() YIELD label RETURN label';
-// -> {type}
-const REL_TYPES = 'CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType AS type';
-// -> {n}: turns still waiting for an embedding (range index on embedding_pending)
-const EMBEDDING_BACKLOG = 'MATCH (t:Turn) WHERE t.embedding_pending = true RETURN count(t) AS n';
-
-// -> {oldest}: last activity of the oldest conversation with turns not yet consolidated (scan; cached)
-const CONSOLIDATION_BACKLOG = `MATCH (c:Conversation) WHERE c.consolidated IS NULL OR coalesce(c.consolidated_through, -1) < c.turn_count - 1
-  RETURN toString(min(c.last_turn_at)) AS oldest, count(c) AS n`;
-// -> {job, stat, total}: numeric counters of job runs finished in the last 24 h (decay, promotion, ...)
-const JOB_COUNTS_24H = `SELECT job, key AS stat, sum(value::numeric) AS total
-  FROM worker_job_runs, jsonb_each_text(stats)
-  WHERE finished_at > now() - interval '24 hours' AND jsonb_typeof(stats -> key) = 'number'
-  GROUP BY job, key`;
-// -> {job, age}: seconds since each job last succeeded
-const JOB_LAST_SUCCESS = `SELECT job, extract(epoch FROM now() - max(finished_at)) AS age FROM worker_job_runs WHERE status = 'succeeded' GROUP BY job`;
-
-const SAFE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Where the gauges come from: each owning store's own counting operation. */
+export interface MetricSources {
+  census: Pick<Neo4jGraphCensus, 'nodesPerLabel' | 'relationshipsPerType'>;
+  turns: Pick<EpisodicStore, 'countPendingEmbeddings'>;
+  conversations: Pick<ConversationUpkeep, 'consolidationBacklog'>;
+  jobRuns: Pick<JobRunLog, 'countsLast24h' | 'lastSuccessAges'>;
+}
 
 /**
  * The Prometheus metrics of one API instance, in its own registry (several apps in one
@@ -40,8 +28,7 @@ export class ApiMetrics {
   private jobs: { at: number; counts: Array<{ job: string; stat: string; total: number }>; ages: Array<{ job: string; age: number }> } | undefined;
 
   constructor(
-    private readonly neo4j: CypherRunner,
-    private readonly pg: Queryable,
+    private readonly sources: MetricSources,
     private readonly log: Logger,
     private readonly graphCacheMs = 30_000,
   ) {
@@ -159,20 +146,12 @@ export class ApiMetrics {
   private async graphCounts() {
     if (this.graph && Date.now() - this.graph.at < this.graphCacheMs) return this.graph;
     try {
-      const nodes = new Map<string, number>();
-      for (const { label } of await this.neo4j.read<{ label: string }>(LABELS, {}, TAG)) {
-        if (!SAFE.test(label)) continue;
-        nodes.set(label, (await this.neo4j.read<{ n: number }>(`MATCH (n:\`${label}\`) RETURN count(n) AS n`, {}, TAG))[0]?.n ?? 0);
-      }
-      const rels = new Map<string, number>();
-      for (const { type } of await this.neo4j.read<{ type: string }>(REL_TYPES, {}, TAG)) {
-        if (!SAFE.test(type)) continue;
-        rels.set(type, (await this.neo4j.read<{ n: number }>(`MATCH ()-[r:\`${type}\`]->() RETURN count(r) AS n`, {}, TAG))[0]?.n ?? 0);
-      }
-      const backlog = (await this.neo4j.read<{ n: number }>(EMBEDDING_BACKLOG, {}, TAG))[0]?.n ?? 0;
-      const c = (await this.neo4j.read<{ oldest: string | null; n: number }>(CONSOLIDATION_BACKLOG, {}, TAG))[0];
-      const lagSeconds = c?.oldest ? Math.max(0, (Date.now() - Date.parse(c.oldest)) / 1000) : 0;
-      this.graph = { at: Date.now(), nodes, rels, backlog, consolidation: { lagSeconds, conversations: c?.n ?? 0 } };
+      const nodes = await this.sources.census.nodesPerLabel();
+      const rels = await this.sources.census.relationshipsPerType();
+      const backlog = await this.sources.turns.countPendingEmbeddings();
+      const c = await this.sources.conversations.consolidationBacklog();
+      const lagSeconds = c.oldest ? Math.max(0, (Date.now() - Date.parse(c.oldest)) / 1000) : 0;
+      this.graph = { at: Date.now(), nodes, rels, backlog, consolidation: { lagSeconds, conversations: c.conversations } };
     } catch (err) {
       this.log.warn({ subsystem: 'api', err: (err as Error).message }, 'metrics: graph counts unavailable');
     }
@@ -182,8 +161,8 @@ export class ApiMetrics {
   private async jobStats() {
     if (this.jobs && Date.now() - this.jobs.at < this.graphCacheMs) return this.jobs;
     try {
-      const counts = (await this.pg.query<{ job: string; stat: string; total: string }>(JOB_COUNTS_24H)).rows.map((r) => ({ job: r.job, stat: r.stat, total: Number(r.total) }));
-      const ages = (await this.pg.query<{ job: string; age: string }>(JOB_LAST_SUCCESS)).rows.map((r) => ({ job: r.job, age: Number(r.age) }));
+      const counts = await this.sources.jobRuns.countsLast24h();
+      const ages = await this.sources.jobRuns.lastSuccessAges();
       this.jobs = { at: Date.now(), counts, ages };
     } catch (err) {
       this.log.warn({ subsystem: 'api', err: (err as Error).message }, 'metrics: job counters unavailable');

@@ -76,3 +76,18 @@ export interface AuditLogger {
   flush(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * The audit trail's own upkeep: its daily partitions (sql/001's functions) and the erasure
+ * of one user's rows. Separate from AuditLogger, whose calls never touch Postgres directly.
+ */
+export interface AuditTrail {
+  /** Creates the daily partitions from `firstDay` (YYYY-MM-DD, UTC) for `days` days; returns how many were new. Idempotent. */
+  ensurePartitions(firstDay: string, days: number): Promise<number>;
+  /** Drops the partitions older than `retentionDays`; returns how many. Idempotent. */
+  dropPartitionsBefore(retentionDays: number): Promise<number>;
+  /** Deletes every audit row about the user; returns how many. */
+  deleteUserRows(userId: string): Promise<number>;
+  /** Writes the one row that outlives an erasure (`forget_user`, the report as metadata). */
+  recordUserErased(userId: string, report: Record<string, unknown>): Promise<void>;
+}

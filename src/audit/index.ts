@@ -1,2 +1,3 @@
 export * from './contract';
 export { PgAuditLogger } from './pg-audit-logger';
+export { PgAuditTrail } from './pg-audit-trail';

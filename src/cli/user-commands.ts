@@ -61,13 +61,7 @@ export async function statsCommand(config: Config, ref: Partial<UserRef>): Promi
       console.log(`redis    ${'working keys'.padEnd(24)} ${s.workingKeys}`);
       return 0;
     }
-    const tag = { subsystem: 'cli', op: 'stats' };
-    const rows: Array<{ label: string; n: number }> = [];
-    for (const { label } of await m.neo4j.read<{ label: string }>('CALL db.labels() YIELD label RETURN label ORDER BY label', {}, tag)) {
-      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(label)) continue;
-      // A label literal lets Neo4j answer from its count store.
-      rows.push({ label, n: (await m.neo4j.read<{ n: number }>(`MATCH (n:\`${label}\`) RETURN count(n) AS n`, {}, tag))[0]?.n ?? 0 });
-    }
+    const rows = [...(await m.census.nodesPerLabel())].map(([label, n]) => ({ label, n }));
     for (const r of rows) console.log(`neo4j    ${r.label.padEnd(24)} ${r.n}`);
     return 0;
   });

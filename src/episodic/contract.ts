@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { TurnMetadata, TurnRoleSchema } from './schema';
 import type { AccessScope } from '../access';
+import type { AccessCount } from '../schemas';
 
 export * from './schema';
 
@@ -136,4 +137,68 @@ export interface EpisodicStore {
 export interface TurnLog {
   /** Inserts rows; an existing turn id is left as it is. */
   append(turns: Array<NewTurn & { id: string; index: number }>): Promise<void>;
+}
+
+// ------------------------------------------------------------------ upkeep (worker jobs)
+
+
+/** A conversation with turns the consolidate job has not read yet. */
+export interface UnconsolidatedConversation {
+  id: string;
+  userId: string;
+  channel: string;
+  /** The last turn index already consolidated (-1: none). */
+  through: number;
+  turnCount: number;
+}
+
+/** An idle conversation that used tools and grew since its patterns were last extracted. */
+export interface PatternCandidate {
+  id: string;
+  userId: string;
+  channel: string;
+  turnCount: number;
+  /** The content of its first user turn (the task), null when it has none. */
+  firstUserTurn: string | null;
+}
+
+/** A turn as the extractor reads it. */
+export interface ConsolidationTurn {
+  id: string;
+  index: number;
+  role: Turn['role'];
+  content: string;
+  timestamp: string;
+  speaker: string | null;
+}
+
+/**
+ * The cross-user progress of conversations through the worker: the consolidation
+ * checkpoint (`consolidated_through`, `consolidated`), the patterns checkpoint and
+ * archiving. Checkpoints only move forward; every write is idempotent.
+ */
+export interface ConversationUpkeep {
+  /** Up to `limit` live conversations with turns past their checkpoint, oldest activity first; `userIds` null = everyone's. */
+  findUnconsolidated(limit: number, userIds: readonly string[] | null): Promise<UnconsolidatedConversation[]>;
+  /** The conversation's checkpoint and turn count; null when it no longer exists (its user was erased). */
+  consolidationState(conversationId: string): Promise<{ through: number; turnCount: number } | null>;
+  /** Up to `limit` turns of the user's conversation after index `after`, in order. */
+  turnsAfter(conversationId: string, userId: string, after: number, limit: number): Promise<ConsolidationTurn[]>;
+  /** Moves the consolidation checkpoint to `through` (never back). */
+  checkpointConsolidation(conversationId: string, through: number): Promise<void>;
+  /** Stamps the conversation consolidated as of `now` (ISO). */
+  markConsolidated(conversationId: string, now: string): Promise<void>;
+  /** Up to `limit` conversations idle for `idleMinutes` at `now` that used tools and grew since their patterns were extracted. */
+  findPatternCandidates(p: { now: string; idleMinutes: number; limit: number; userIds: readonly string[] | null }): Promise<PatternCandidate[]>;
+  /** Records that patterns were extracted up to turn count `through`. */
+  markPatternsExtracted(conversationId: string, through: number): Promise<void>;
+  /** Archives up to `limit` conversations (and their turns) idle for `days` at `now`; returns how many. */
+  archiveIdle(p: { now: string; days: number; limit: number; userIds: readonly string[] | null }): Promise<number>;
+  /** How many conversations wait for consolidation and the last activity of the oldest (ISO), for metrics. */
+  consolidationBacklog(): Promise<{ oldest: string | null; conversations: number }>;
+  /**
+   * Adds accesses (reinforcement): access_count + n and last_accessed moved forward only;
+   * a row whose node is not its user's is ignored. Returns how many turns were touched.
+   */
+  addAccessCounts(rows: AccessCount[]): Promise<number>;
 }

@@ -1,5 +1,7 @@
 import type { Queryable } from '../infra/postgres';
 import type { NewTurn, TurnLog } from './contract';
+import { PgUserRows } from '../tenancy/pg-user-rows';
+import type { UserDataPart } from '../tenancy/user-data';
 
 const COLUMNS = ['turn_id', 'conversation_id', 'user_id', 'turn_index', 'timestamp', 'role', 'content', 'content_hash', 'token_count', 'model', 'channel', 'metadata'];
 
@@ -19,5 +21,10 @@ export class PgTurnLog implements TurnLog {
       });
       await this.db.query(`INSERT INTO conversation_logs (${COLUMNS.join(', ')}) VALUES ${values.join(', ')} ON CONFLICT (turn_id) DO NOTHING`, params);
     }
+  }
+
+  /** The user's rows of `conversation_logs`, `memory_timeline`, for whole-user export, import and erasure. */
+  userData(): UserDataPart {
+    return new PgUserRows(this.db, 'episodic', ['conversation_logs', 'memory_timeline']);
   }
 }

@@ -2,6 +2,7 @@ import type { ClosedGoalStatus, GoalStatus } from './schema';
 
 export * from './schema';
 import type { AccessScope } from '../access';
+import type { AccessCount } from '../schemas';
 
 /**
  * Goals: what the agent is working on for a user, with sub-goals and blockers.
@@ -93,4 +94,16 @@ export interface GoalStore {
    * or when no embedding is given. Most similar first, then as listActiveGoals; at most `limit`.
    */
   similarActiveGoals(scope: AccessScope, q: { embedding?: number[]; limit: number }): Promise<Array<{ goal: Goal; similarity: number | null }>>;
+}
+
+// ------------------------------------------------------------------ upkeep
+
+
+/** Cross-user writes on Goal nodes outside the facade: the one writer of their access counts. */
+export interface GoalUpkeep {
+  /**
+   * Adds accesses (reinforcement): access_count + n and last_accessed moved forward only;
+   * a row whose node is not its user's is ignored. Returns how many nodes were touched.
+   */
+  addAccessCounts(rows: AccessCount[]): Promise<number>;
 }

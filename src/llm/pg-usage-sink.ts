@@ -1,5 +1,7 @@
 import type { Queryable } from '../infra/postgres';
 import type { LlmUsage, UsageSink } from './contract';
+import { PgUserRows } from '../tenancy/pg-user-rows';
+import type { UserDataPart } from '../tenancy/user-data';
 
 // $1..$11 -> inserts one llm_usage row
 const INSERT_USAGE = `INSERT INTO llm_usage (user_id, conversation_id, purpose, provider, model, input_tokens, output_tokens, cost_usd, latency_ms, ok, error)
@@ -23,5 +25,10 @@ export class PgUsageSink implements UsageSink {
       e.ok,
       e.error?.slice(0, 2_000) ?? null,
     ]);
+  }
+
+  /** The user's rows of `llm_usage`, for whole-user export, import and erasure. */
+  userData(): UserDataPart {
+    return new PgUserRows(this.pg, 'llm', ['llm_usage']);
   }
 }

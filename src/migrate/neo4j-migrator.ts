@@ -120,3 +120,13 @@ export async function checkEmbeddingLock(runner: CypherRunner, embedding: Embedd
     );
   }
 }
+
+/** The dimension of every vector index (name, dims), for `mnemograph reindex`'s check. */
+export function vectorIndexDimensions(runner: CypherRunner): Promise<Array<{ name: string; dims: number }>> {
+  return runner.read<{ name: string; dims: number }>(VECTOR_DIMS, {}, TAG);
+}
+
+/** Records `embedding` as the model the data is embedded with (moves the lock; reindex only). */
+export async function recordEmbeddingModel(runner: CypherRunner, embedding: EmbeddingIdentity): Promise<void> {
+  await runner.write(WRITE_EMBEDDING_LOCK, { provider: embedding.provider, model: embedding.model, dimensions: embedding.dimensions }, TAG);
+}

@@ -2,6 +2,8 @@ import type pg from 'pg';
 import { ValidationError, errorMessage } from '../errors';
 import type { Queryable } from '../infra/postgres';
 import type { BatchOutcome, Observation, ObservationCategory, ObservationQueue } from './contract';
+import { PgUserRows } from '../tenancy/pg-user-rows';
+import type { UserDataPart } from '../tenancy/user-data';
 
 interface ObservationRow {
   id: string;
@@ -84,6 +86,11 @@ export class PgObservationQueue implements ObservationQueue {
     } finally {
       client.release();
     }
+  }
+
+  /** The user's rows of `observations`, for whole-user export, import and erasure. */
+  userData(): UserDataPart {
+    return new PgUserRows(this.pool, 'observations', ['observations']);
   }
 }
 

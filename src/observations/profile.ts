@@ -1,5 +1,8 @@
+import type pg from 'pg';
 import type { Queryable } from '../infra/postgres';
 import { normalizeJsonValues } from '../extraction/llm-output';
+import { PgUserRows } from '../tenancy/pg-user-rows';
+import type { UserDataPart } from '../tenancy/user-data';
 
 /**
  * The per-user profile of seed 000: a schema-free JSON "information scaffold" whose keys
@@ -123,6 +126,9 @@ const SAVE = `UPDATE user_profiles SET profile = $2, narrative = $3, narrative_u
 
 /** `user_profiles` access; pass the open transaction so the update commits with the work it reflects. */
 export class PgProfileStore {
+  /** `pool` runs `learn` in a transaction of its own when the caller has none. */
+  constructor(private readonly pool?: pg.Pool) {}
+
   async get(q: Queryable, userId: string): Promise<UserProfile> {
     const r = await q.query<ProfileRow>(GET, [userId]);
     return toProfile(userId, r.rows[0]);
@@ -138,6 +144,38 @@ export class PgProfileStore {
   async save(q: Queryable, userId: string, profile: Profile, narrative: string): Promise<void> {
     await q.query(ENSURE, [userId]);
     await q.query(SAVE, [userId, JSON.stringify(profile), narrative]);
+  }
+
+  /**
+   * Folds learned facts and notes into the user's profile (mergeProfile) and rewrites the
+   * narrative from it and `recent`, under the row lock: in `tx` when given, so it commits
+   * with the work it reflects, else in a transaction of its own (rolled back on failure).
+   */
+  async learn(userId: string, facts: ProfileFact[], notes: Array<{ category: string; content: string }>, recent: string[], tx?: Queryable): Promise<void> {
+    const apply = async (q: Queryable) => {
+      const current = await this.getForUpdate(q, userId);
+      const profile = mergeProfile(current.profile, facts, notes);
+      await this.save(q, userId, profile, renderNarrative(profile, recent));
+    };
+    if (tx) return apply(tx);
+    if (!this.pool) throw new Error('PgProfileStore.learn needs a transaction or a pool');
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await apply(client);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** The user's `user_profiles` row, for whole-user export, import and erasure (needs the pool). */
+  userData(): UserDataPart {
+    if (!this.pool) throw new Error('PgProfileStore.userData needs a pool');
+    return new PgUserRows(this.pool, 'profiles', ['user_profiles']);
   }
 }
 

@@ -2,6 +2,7 @@ import type { Json } from './schema';
 
 export * from './schema';
 import type { AccessScope } from '../access';
+import type { AccessCount } from '../schemas';
 
 /**
  * Procedural memory: which tools an agent used, how they went, and the strategies
@@ -134,4 +135,18 @@ export interface ProceduralStore {
 export interface ToolInvocationLog {
   /** Inserts the row for the scope's user and write channel; an existing invocation_id is left as it is (ON CONFLICT DO NOTHING). */
   append(scope: AccessScope, inv: NewInvocation): Promise<void>;
+  /** The tool calls of one user's conversation in call order (turn, then time), for the patterns job. */
+  callsOf(userId: string, conversationId: string): Promise<Array<{ toolName: string; success: boolean | null }>>;
+}
+
+// ------------------------------------------------------------------ upkeep
+
+
+/** Cross-user writes on Strategy nodes outside the facade: the one writer of their access counts. */
+export interface StrategyUpkeep {
+  /**
+   * Adds accesses (reinforcement): access_count + n and last_accessed moved forward only;
+   * a row whose node is not its user's is ignored. Returns how many nodes were touched.
+   */
+  addAccessCounts(rows: AccessCount[]): Promise<number>;
 }

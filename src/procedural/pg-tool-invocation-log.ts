@@ -1,6 +1,8 @@
 import type { AccessScope } from '../access';
 import type { Queryable } from '../infra/postgres';
 import type { NewInvocation, ToolInvocationLog } from './contract';
+import { PgUserRows } from '../tenancy/pg-user-rows';
+import type { UserDataPart } from '../tenancy/user-data';
 
 // $1..$12 -> (): one tool_invocations row; a repeated invocation_id is left as it is
 const INSERT_INVOCATION = `
@@ -8,6 +10,8 @@ INSERT INTO tool_invocations (invocation_id, conversation_id, user_id, turn_inde
                               success, latency_ms, error_message, channel)
 VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11, $12)
 ON CONFLICT (invocation_id) DO NOTHING`;
+// $1 user, $2 conversation -> {tool_name, success} in call order
+const CALLS_OF = `SELECT tool_name, success FROM tool_invocations WHERE user_id = $1 AND conversation_id = $2 ORDER BY turn_index, timestamp, id`;
 
 /** tool_invocations: the Postgres copy of every invocation, written after Neo4j accepted it. */
 export class PgToolInvocationLog implements ToolInvocationLog {
@@ -29,5 +33,15 @@ export class PgToolInvocationLog implements ToolInvocationLog {
       inv.errorMessage ?? null,
       scope.channel,
     ]);
+  }
+
+  async callsOf(userId: string, conversationId: string): Promise<Array<{ toolName: string; success: boolean | null }>> {
+    const r = await this.db.query<{ tool_name: string; success: boolean | null }>(CALLS_OF, [userId, conversationId]);
+    return r.rows.map((x) => ({ toolName: x.tool_name, success: x.success }));
+  }
+
+  /** The user's rows of `tool_invocations`, for whole-user export, import and erasure. */
+  userData(): UserDataPart {
+    return new PgUserRows(this.db, 'procedural', ['tool_invocations']);
   }
 }

@@ -2,6 +2,7 @@ import type { Certainty, TemporalTag } from './schema';
 
 export * from './schema';
 import type { AccessScope } from '../access';
+import type { AccessCount } from '../schemas';
 
 /**
  * Semantic memory: entities (with aliases), facts (with confidence, provenance and a
@@ -348,4 +349,59 @@ export interface SemanticStore {
   /** Items whose embedding is pending (embedder failed at write time), for a retry. */
   pendingEmbeddings(limit: number): Promise<Array<{ label: 'Entity' | 'Fact'; id: string; text: string }>>;
   setEmbeddings(rows: Array<{ label: 'Entity' | 'Fact'; id: string; embedding: number[] }>): Promise<number>;
+}
+
+// ------------------------------------------------------------------ upkeep (worker jobs)
+
+
+/** Which users a maintenance batch covers: the given ones, or everyone when null. */
+export type UserFilter = readonly string[] | null;
+
+/** Two active facts of one user, channel, predicate and entity that may say the same thing. */
+export interface DuplicateFactPair {
+  aId: string;
+  bId: string;
+  aProps: string | null;
+  bProps: string | null;
+  aProtected: boolean;
+  bProtected: boolean;
+  aConfidence: number;
+  bConfidence: number;
+  aCreated: string;
+  bCreated: string;
+}
+
+
+/**
+ * The cross-user upkeep of entities and facts that the worker's decay and cleanup jobs
+ * run, and the one writer of their access counts. Every batch is its own transaction and
+ * idempotent at a given `now`, so an interrupted job resumes cleanly.
+ */
+export interface SemanticUpkeep {
+  /**
+   * Decays up to `limit` live, unprotected entities not accessed for a day: salience x
+   * rate^days since max(last access, last decay); stamps `decayed_at`. Returns how many
+   * it touched (fewer than `limit`: nothing is left to decay at `now`).
+   */
+  decayEntities(p: { now: string; rate: number; limit: number; userIds: UserFilter }): Promise<number>;
+  /** Like decayEntities for active facts; inferred facts also lose confidence at `weeklyRate` per week. */
+  decayFacts(p: { now: string; rate: number; weeklyRate: number; limit: number; userIds: UserFilter }): Promise<number>;
+  /**
+   * Soft-deletes (valid_to = now, dropped_by cleanup) up to `limit` unprotected entities
+   * below `minSalience`, unused for `days`, with no active fact about them. Returns how many.
+   */
+  dropUnusedEntities(p: { now: string; minSalience: number; days: number; limit: number; userIds: UserFilter }): Promise<number>;
+  /** Up to `limit` pairs of active facts about one entity with the same claim key or embeddings at least `threshold` similar. */
+  duplicateFactPairs(p: { threshold: number; limit: number; userIds: UserFilter }): Promise<DuplicateFactPair[]>;
+  /**
+   * Folds fact `dupId` into `keepId` (access and mention counts, the higher confidence,
+   * DERIVED_FROM and ABOUT links) and closes it as superseded by it. 1 when merged, 0
+   * when either is no longer active or they belong to different users.
+   */
+  mergeDuplicateFacts(keepId: string, dupId: string, now: string): Promise<number>;
+  /**
+   * Adds accesses to facts or entities (access_count + n, last_accessed moved forward only);
+   * a row whose node is not its user's is ignored. Returns how many nodes were touched.
+   */
+  addAccessCounts(kind: 'fact' | 'entity', rows: AccessCount[]): Promise<number>;
 }

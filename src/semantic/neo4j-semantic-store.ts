@@ -28,6 +28,7 @@ import { aliasesText, mergeAliases, mergedType, nameKeys, normalizeClaim, normal
 import { scopedFulltextK, scopedLuceneQuery } from '../infra/fulltext-scope';
 import { withChannels, writeKey, type AccessScope } from '../access';
 import { luceneQuery } from './lucene';
+import { ADD_ENTITY_ACCESSES, ADD_FACT_ACCESSES } from './neo4j-semantic-upkeep';
 
 const TAG = (op: string) => ({ subsystem: 'semantic', op });
 
@@ -310,14 +311,6 @@ const FULLTEXT_ENTITIES = `
 CALL db.index.fulltext.queryNodes('entity_text_scoped', $query, {limit: toInteger($k)}) YIELD node AS e, score
 WHERE e.user_id = $userId AND e.channel IN $channels AND e.valid_to IS NULL AND ($types IS NULL OR e.type IN $types)
 RETURN ${ENTITY} AS entity, score ORDER BY score DESC LIMIT toInteger($limit)`;
-
-// $userId, $factIds, $entityIds -> {n}: reinforcement on retrieval
-const RECORD_ACCESS = `
-CALL (){ UNWIND $factIds AS fid MATCH (f:Fact {id: fid}) WHERE f.user_id = $userId
-  SET f.access_count = coalesce(f.access_count, 0) + 1, f.last_accessed = datetime() RETURN count(f) AS nf }
-CALL (){ UNWIND $entityIds AS eid MATCH (e:Entity {id: eid}) WHERE e.user_id = $userId
-  SET e.access_count = coalesce(e.access_count, 0) + 1, e.last_accessed = datetime() RETURN count(e) AS ne }
-RETURN nf + ne AS n`;
 
 // $userId, $factId -> {status, channel, confidence, accessCount, conversations, globalId}: promotion measures
 const PROMOTION_MEASURES = `
@@ -832,8 +825,14 @@ export class Neo4jSemanticStore implements SemanticStore {
     const factIds = ids.factIds ?? [];
     const entityIds = ids.entityIds ?? [];
     if (factIds.length + entityIds.length === 0) return 0;
-    const [row] = await this.db.write<{ n: number }>(RECORD_ACCESS, { userId: scope.userId, factIds, entityIds }, TAG('recordAccess'));
-    return row?.n ?? 0;
+    // One writer of access counts (SemanticUpkeep.addAccessCounts's queries), one transaction.
+    const at = new Date().toISOString();
+    const bump = (ids: string[]) => ids.map((id) => ({ id, userId: scope.userId, n: 1, at }));
+    return this.db.writeTx(async (tx) => {
+      const nf = factIds.length ? ((await rows<{ n: number }>(tx, ADD_FACT_ACCESSES, { rows: bump(factIds) }))[0]?.n ?? 0) : 0;
+      const ne = entityIds.length ? ((await rows<{ n: number }>(tx, ADD_ENTITY_ACCESSES, { rows: bump(entityIds) }))[0]?.n ?? 0) : 0;
+      return nf + ne;
+    }, TAG('recordAccess'));
   }
 
   // ------------------------------------------------------------------ promotion

@@ -1,3 +1,7 @@
 export * from './contract';
 export { PgTenantStore } from './pg-tenant-store';
-export { UserDataStore, type ExportLine, type NodeRef, type UserStats, type ErasureReport } from './user-data-store';
+export { UserDataStore } from './user-data-store';
+export { Neo4jUserGraph } from './neo4j-user-graph';
+export { PgUserRows } from './pg-user-rows';
+export { RedisUserKeys } from './redis-user-keys';
+export type { ExportLine, NodeRef, UserStats, ErasureReport, UserDataPart, ImportCounts } from './user-data';

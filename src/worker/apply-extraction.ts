@@ -4,7 +4,8 @@ import { errorMessage } from '../errors';
 import type { Logger } from '../infra/logger';
 import type { Fact, FactInput } from '../semantic/contract';
 import type { KnowledgeWriter } from './contract';
-import { itemKey, type ConsolidationLedger } from './ledger';
+import type { ConsolidationLedger } from './contract';
+import { itemKey } from './pg-job-store';
 
 /** Where the items came from: a conversation or an observation, of one user and channel. */
 export interface ApplyScope {

@@ -64,3 +64,28 @@ export interface LockService {
   /** Releases the lock if `token` still owns it (never someone else's). */
   release(key: string, token: string): Promise<boolean>;
 }
+
+/**
+ * Which knowledge items a consolidation already wrote (`consolidation_ledger`), so a rerun
+ * after a crash skips them instead of reinforcing them twice.
+ */
+export interface ConsolidationLedger {
+  /** The subset of `keys` already applied. */
+  applied(keys: string[]): Promise<Set<string>>;
+  /** Records one applied item of a user and source; a repeat is a no-op. */
+  mark(key: string, userId: string, sourceId: string): Promise<void>;
+  /** Forgets items applied before `before`; returns how many. */
+  prune(before: Date): Promise<number>;
+}
+
+/** The record of job runs (`worker_job_runs`), and the counters metrics read from it. */
+export interface JobRunLog {
+  /** Records a run as running; resolves with its id. */
+  startRun(job: string, workerId: string, startedAt: Date): Promise<number | null>;
+  /** Finishes the run `id` with its outcome, stats and error message. */
+  finishRun(id: number, status: 'succeeded' | 'failed', stats: JobStats, error: string | null): Promise<void>;
+  /** Sums of every numeric stat of runs finished in the last 24 hours, per job. */
+  countsLast24h(): Promise<Array<{ job: string; stat: string; total: number }>>;
+  /** Seconds since each job last succeeded. */
+  lastSuccessAges(): Promise<Array<{ job: string; age: number }>>;
+}

@@ -32,14 +32,3 @@ export class RedisLockService implements LockService {
     return Number(await this.redis.eval(RELEASE, 1, `lock:${key}`, token)) === 1;
   }
 }
-
-/** Runs `work` holding `key`; returns `{ran: false}` when another worker holds it. */
-export async function withLock<T>(locks: LockService, key: string, ttlMs: number, work: (token: string) => Promise<T>): Promise<{ ran: true; value: T } | { ran: false }> {
-  const token = await locks.acquire(key, ttlMs);
-  if (token === null) return { ran: false };
-  try {
-    return { ran: true, value: await work(token) };
-  } finally {
-    await locks.release(key, token).catch(() => undefined);
-  }
-}

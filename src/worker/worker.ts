@@ -2,16 +2,10 @@ import { createHash, randomUUID } from 'node:crypto';
 import cron, { type ScheduledTask } from 'node-cron';
 import { MnemographError, errorMessage } from '../errors';
 import type { Logger } from '../infra/logger';
-import type { Queryable } from '../infra/postgres';
-import { DEFAULT_SCHEDULES, systemClock, type Clock, type JobFn, type JobName, type JobStats, type LockService, type WorkerState } from './contract';
+import { DEFAULT_SCHEDULES, systemClock, type Clock, type JobFn, type JobName, type JobRunLog, type JobStats, type LockService, type WorkerState } from './contract';
 
 /** Jobs that coordinate per item (conversation locks, SKIP LOCKED), so several workers may run them at once. */
 const PER_ITEM_LOCKING: ReadonlySet<JobName> = new Set(['consolidate', 'patterns']);
-
-// $1 job, $2 worker, $3 started -> {id}
-const START_RUN = `INSERT INTO worker_job_runs (job, worker_id, started_at, status) VALUES ($1, $2, $3, 'running') RETURNING id`;
-// $1 id, $2 status, $3 stats, $4 error -> finishes the row
-const FINISH_RUN = `UPDATE worker_job_runs SET finished_at = NOW(), status = $2, stats = $3, error = $4 WHERE id = $1`;
 
 export interface JobRunResult {
   job: JobName;
@@ -31,7 +25,7 @@ export interface WorkerOptions {
   log: Logger;
   clock?: Clock;
   /** Where job runs are recorded (`worker_job_runs`); not recorded when absent. */
-  runLog?: Queryable;
+  runLog?: JobRunLog;
   workerId?: string;
 }
 
@@ -132,7 +126,7 @@ export class Worker {
   private async startRun(name: JobName): Promise<number | null> {
     if (!this.opts.runLog) return null;
     try {
-      return (await this.opts.runLog.query<{ id: number }>(START_RUN, [name, this.workerId, this.clock.now()])).rows[0]?.id ?? null;
+      return await this.opts.runLog.startRun(name, this.workerId, this.clock.now());
     } catch (err) {
       this.opts.log.warn({ subsystem: 'worker', err: errorMessage(err) }, 'could not record the job run');
       return null;
@@ -141,6 +135,6 @@ export class Worker {
 
   private async finishRun(id: number | null, status: 'succeeded' | 'failed', stats: JobStats, error?: string): Promise<void> {
     if (id === null || !this.opts.runLog) return;
-    await this.opts.runLog.query(FINISH_RUN, [id, status, JSON.stringify(stats), error ?? null]).catch(() => undefined);
+    await this.opts.runLog.finishRun(id, status, stats, error ?? null).catch(() => undefined);
   }
 }

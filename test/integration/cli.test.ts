@@ -164,6 +164,21 @@ describe('forget-user, export and import through the CLI', () => {
     await expect(users.import(forged)).rejects.toThrow(/belongs to/);
     expect((await leftovers('someone-else')).nodes).toBe(0);
   });
+
+  it('refuses stats, export and forget-user while a table of per-user rows has no UserDataPart, naming it', async () => {
+    const userId = uid('u');
+    await m.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content: 'kept until the table is claimed' });
+    const table = `unclaimed_${Date.now()}`;
+    await m.pg.primary.query(`CREATE TABLE ${table} (user_id VARCHAR(128) NOT NULL)`);
+    try {
+      await expect(users.stats(userId)).rejects.toThrow(new RegExp(`table ${table} holds per-user rows .* no UserDataPart claims it`));
+      await expect(exportOf(userId)).rejects.toThrow(/no UserDataPart claims it/);
+      await expect(users.erase(userId)).rejects.toThrow(/no UserDataPart claims it/);
+    } finally {
+      await m.pg.primary.query(`DROP TABLE ${table}`);
+    }
+    expect((await users.stats(userId)).rows.conversation_logs).toBe(1);
+  });
 });
 
 describe('reindex', () => {

@@ -62,7 +62,7 @@ describe('observation queue', () => {
 describe('bad LLM output during consolidation', () => {
   it('leaves observations and conversations queued, then applies them once the model answers well', async () => {
     const extractor = new OpenAIExtractor('openai-compatible', { model: 'local-model', baseUrl: llm.baseUrl, timeoutMs: 5000, maxOutputTokens: 1000, maxRetries: 0, usage: new PgUsageSink(m.pg.primary), log: m.log });
-    const jobs = createJobs({ config: m.config, neo4j: m.neo4j, pg: m.pg.primary, knowledge: m.knowledge, extractor, observations: m.observations, audit: m.audit, locks: m.locks, log: m.log, facadeAuditsPromotions: true });
+    const jobs = createJobs({ config: m.config, stores: m.jobStores, knowledge: m.knowledge, extractor, observations: m.observations, locks: m.locks, log: m.log });
     const userId = uid('u');
     const conversationId = uid('c');
     await m.memory.storeTurn({ userId, conversationId, role: 'user', content: 'I moved to Lisbon.', metadata: { speaker: 'Ana' } });

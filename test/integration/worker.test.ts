@@ -35,7 +35,7 @@ const summary = (fs: Fact[]) => fs.map((f) => `${f.predicate}|${f.claim}|${f.sta
 /** Jobs whose writes go through `knowledge` (to inject a crash), with another contradiction policy or extractor. */
 function jobsWith(opts: { knowledge?: KnowledgeWriter; policy?: 'prefer_new' | 'prefer_old' | 'flag_review'; extractor?: Extractor }) {
   const config = { ...m.config, extraction: { ...m.config.extraction, contradictionPolicy: opts.policy ?? m.config.extraction.contradictionPolicy } };
-  return createJobs({ config, neo4j: m.neo4j, pg: m.pg.primary, knowledge: opts.knowledge ?? m.knowledge, extractor: opts.extractor ?? m.extractor, observations: m.observations, audit: m.audit, locks: m.locks, log: m.log, facadeAuditsPromotions: true });
+  return createJobs({ config, stores: m.jobStores, knowledge: opts.knowledge ?? m.knowledge, extractor: opts.extractor ?? m.extractor, observations: m.observations, locks: m.locks, log: m.log });
 }
 
 /** The real extractor, held after it has extracted until the test lets it go (a slow LLM). */

@@ -1,64 +1,22 @@
-import type pg from 'pg';
 import type { ExtractedFact, ExtractionResult, ExtractionTurn, Extractor } from '../../extraction/contract';
 import { errorMessage } from '../../errors';
-import type { CypherRunner } from '../../infra/neo4j';
+import type { ConsolidationTurn, ConversationUpkeep } from '../../episodic/contract';
 import type { Queryable } from '../../infra/postgres';
 import type { Observation, ObservationQueue } from '../../observations/contract';
-import { mergeProfile, renderNarrative, type PgProfileStore, type ProfileFact } from '../../observations/profile';
+import type { PgProfileStore, ProfileFact } from '../../observations/profile';
 import type { KnowledgeApplier } from '../apply-extraction';
 import type { JobContext, JobStats, LockService } from '../contract';
 
-const TAG = (op: string) => ({ subsystem: 'worker', op });
-
-// $limit, $userIds (null = all) -> {id, userId, channel, through, turnCount}: conversations with turns not yet consolidated
-// (never consolidated, or turns past the checkpoint), oldest activity first.
-const FIND_UNCONSOLIDATED = `
-MATCH (c:Conversation)
-WHERE ($userIds IS NULL OR c.user_id IN $userIds) AND NOT coalesce(c.archived, false) AND coalesce(c.turn_count, 0) > 0
-  AND (c.consolidated IS NULL OR coalesce(c.consolidated_through, -1) < c.turn_count - 1)
-RETURN c.id AS id, c.user_id AS userId, c.channel AS channel, coalesce(c.consolidated_through, -1) AS through, c.turn_count AS turnCount
-ORDER BY c.last_turn_at LIMIT toInteger($limit)`;
-
-// $id -> {through, turnCount}: re-read under the conversation lock (another worker may have finished it)
-const CONVERSATION_STATE = `
-MATCH (c:Conversation {id: $id})
-RETURN coalesce(c.consolidated_through, -1) AS through, coalesce(c.turn_count, 0) AS turnCount`;
-
-// $id, $userId, $after, $limit -> turns of the conversation after the checkpoint, in order
-const TURNS_AFTER = `
-MATCH (c:Conversation {id: $id})-[:HAS_TURN]->(t:Turn)
-WHERE c.user_id = $userId AND t.index > $after
-RETURN t.id AS id, t.index AS index, t.role AS role, t.content AS content, toString(t.timestamp) AS timestamp, t.speaker AS speaker
-ORDER BY t.index LIMIT toInteger($limit)`;
-
-// $id, $through -> moves the checkpoint forward (never back)
-const CHECKPOINT = `
-MATCH (c:Conversation {id: $id})
-SET c.consolidated_through = CASE WHEN coalesce(c.consolidated_through, -1) > $through THEN c.consolidated_through ELSE toInteger($through) END`;
-
-// $id, $now -> marks the conversation consolidated as of now
-const MARK_CONSOLIDATED = `MATCH (c:Conversation {id: $id}) SET c.consolidated = datetime($now)`;
-
 export interface ConsolidateDeps {
-  neo4j: CypherRunner;
-  pg: pg.Pool;
+  conversations: Omit<ConversationUpkeep, 'findPatternCandidates' | 'markPatternsExtracted' | 'archiveIdle' | 'consolidationBacklog'>;
   extractor: Extractor;
   applier: KnowledgeApplier;
   observations: ObservationQueue;
-  profiles: PgProfileStore;
+  profiles: Pick<PgProfileStore, 'learn'>;
   locks: LockService;
   windowTurns: number;
   batchSize: number;
   lockTtlMs: number;
-}
-
-interface TurnRow {
-  id: string;
-  index: number;
-  role: ExtractionTurn['role'];
-  content: string;
-  timestamp: string;
-  speaker: string | null;
 }
 
 /**
@@ -71,7 +29,7 @@ interface TurnRow {
 export function consolidateJob(deps: ConsolidateDeps) {
   return async (ctx: JobContext): Promise<JobStats> => {
     const stats: JobStats = { conversations: 0, conversationsSkipped: 0, conversationsFailed: 0, windows: 0, facts: 0, entities: 0, observations: 0, observationBatchesFailed: 0 };
-    const candidates = await deps.neo4j.read<{ id: string; userId: string; channel: string; through: number; turnCount: number }>(FIND_UNCONSOLIDATED, { limit: deps.batchSize, userIds: ctx.userIds ?? null }, TAG('find-unconsolidated'));
+    const candidates = await deps.conversations.findUnconsolidated(deps.batchSize, ctx.userIds ?? null);
     for (const conv of candidates) {
       if (ctx.signal.aborted) break;
       const lockKey = `consolidation:lock:${conv.id}`;
@@ -117,19 +75,19 @@ async function consolidateConversation(
   heartbeat: () => Promise<void>,
 ): Promise<{ done: boolean; windows: number; facts: number; entities: number }> {
   const out = { done: false, windows: 0, facts: 0, entities: 0 };
-  const state = (await deps.neo4j.read<{ through: number; turnCount: number }>(CONVERSATION_STATE, { id: conv.id }, TAG('conversation-state')))[0];
+  const state = await deps.conversations.consolidationState(conv.id);
   if (!state) return out;
   let through = state.through;
   const learned: ProfileFact[] = [];
   while (through < state.turnCount - 1) {
     if (ctx.signal.aborted) return out;
-    const rows = await deps.neo4j.read<TurnRow>(TURNS_AFTER, { id: conv.id, userId: conv.userId, after: through, limit: deps.windowTurns }, TAG('turns-after'));
+    const rows: ConsolidationTurn[] = await deps.conversations.turnsAfter(conv.id, conv.userId, through, deps.windowTurns);
     if (rows.length === 0) break;
     const turns: ExtractionTurn[] = rows.map((r) => ({ id: r.id, role: r.role, content: r.content, timestamp: r.timestamp, speaker: r.speaker ?? undefined }));
     const result = await deps.extractor.extract({ userId: conv.userId, channel: conv.channel, conversationId: conv.id, turns });
     // Extraction can take seconds (an LLM): the user may have been erased meanwhile, and what
     // was extracted from their turns must not be written back.
-    if ((await deps.neo4j.read(CONVERSATION_STATE, { id: conv.id }, TAG('conversation-state'))).length === 0) {
+    if ((await deps.conversations.consolidationState(conv.id)) === null) {
       ctx.log.info({ subsystem: 'worker', conversationId: conv.id }, 'conversation gone while extracting (user erased?); nothing written');
       return out;
     }
@@ -139,7 +97,7 @@ async function consolidateConversation(
       { userId: conv.userId, channel: conv.channel, sourceId: `conv:${conv.id}`, mentionTurnId: last.id, saidAt: last.timestamp },
       deps.extractor.provider,
     );
-    await deps.neo4j.write(CHECKPOINT, { id: conv.id, through: last.index }, TAG('checkpoint'));
+    await deps.conversations.checkpointConsolidation(conv.id, last.index);
     through = last.index;
     out.windows++;
     out.facts += applied.facts + applied.reinforced;
@@ -147,9 +105,9 @@ async function consolidateConversation(
     learned.push(...userFacts(result, turns));
     await heartbeat();
   }
-  await deps.neo4j.write(MARK_CONSOLIDATED, { id: conv.id, now: ctx.clock.now().toISOString() }, TAG('mark-consolidated'));
+  await deps.conversations.markConsolidated(conv.id, ctx.clock.now().toISOString());
   out.done = true;
-  if (learned.length > 0) await updateProfile(deps, conv.userId, learned, [], learned.map((f) => f.claim));
+  if (learned.length > 0) await deps.profiles.learn(conv.userId, learned, [], learned.map((f) => f.claim));
   return out;
 }
 
@@ -162,26 +120,6 @@ function userFacts(result: ExtractionResult, turns: ExtractionTurn[]): ProfileFa
 
 function toProfileFact(f: ExtractedFact): ProfileFact {
   return { claim: f.claim, relation: f.relation, object: f.object, polarity: f.polarity, singleValued: f.singleValued, temporal: f.temporal };
-}
-
-async function updateProfile(deps: ConsolidateDeps, userId: string, facts: ProfileFact[], notes: Array<{ category: string; content: string }>, recent: string[], tx?: Queryable): Promise<void> {
-  const apply = async (q: Queryable) => {
-    const current = await deps.profiles.getForUpdate(q, userId);
-    const profile = mergeProfile(current.profile, facts, notes);
-    await deps.profiles.save(q, userId, profile, renderNarrative(profile, recent));
-  };
-  if (tx) return apply(tx);
-  const client = await deps.pg.connect();
-  try {
-    await client.query('BEGIN');
-    await apply(client);
-    await client.query('COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
 }
 
 /** "The user prefers X" / "User's sister is Y" -> first person, so the same rules apply. */
@@ -235,6 +173,6 @@ async function applyObservations(deps: ConsolidateDeps, ctx: JobContext, userId:
       learned.push(...own.filter((f) => f.subject.toLowerCase() === 'user' && f.relation !== o.category).map(toProfileFact));
     }
   }
-  await updateProfile(deps, userId, learned, notes, [...learned.map((f) => f.claim), ...notes.map((n) => n.content)], tx);
+  await deps.profiles.learn(userId, learned, notes, [...learned.map((f) => f.claim), ...notes.map((n) => n.content)], tx);
   ctx.log.info({ subsystem: 'worker', userId, observations: batch.length }, 'applied observations');
 }

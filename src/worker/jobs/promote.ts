@@ -1,14 +1,10 @@
-import type { AuditLogger } from '../../audit';
 import { errorMessage } from '../../errors';
 import type { PromotionThresholds } from '../../semantic/contract';
 import type { JobContext, JobStats, KnowledgeWriter } from '../contract';
 
 export interface PromoteDeps {
   knowledge: KnowledgeWriter;
-  audit: AuditLogger;
   thresholds: PromotionThresholds;
-  /** True when the facade's promoteToGlobal already writes the promotion audit row. */
-  facadeAuditsPromotions: boolean;
   batchSize: number;
 }
 
@@ -16,7 +12,7 @@ export interface PromoteDeps {
  * `promote` (hourly): project facts past EVERY threshold (confidence, access count,
  * distinct conversations) get a `_global` copy linked PROMOTED_FROM. The store re-checks
  * the thresholds when promoting and is idempotent, so two workers cannot promote twice;
- * the audit row records the measures and the thresholds in force.
+ * the facade's promoteToGlobal writes the audit row (the measures and the thresholds in force).
  */
 export function promoteJob(deps: PromoteDeps) {
   return async (ctx: JobContext): Promise<JobStats> => {
@@ -33,19 +29,6 @@ export function promoteJob(deps: PromoteDeps) {
           continue;
         }
         stats.promoted!++;
-        if (!deps.facadeAuditsPromotions) {
-          deps.audit.logPromotion({
-            userId: c.userId,
-            factId: c.factId,
-            newFactId: r.globalFact?.id ?? '',
-            sourceChannel: c.channel,
-            reason: 'worker promote job',
-            confidence: r.confidence,
-            accessCount: r.accessCount,
-            conversationCount: r.conversationCount,
-            thresholds: { ...r.thresholds },
-          });
-        }
       } catch (err) {
         stats.failed!++;
         ctx.log.warn({ subsystem: 'worker', factId: c.factId, err: errorMessage(err) }, 'promotion failed');

@@ -1,0 +1,122 @@
+import type { CypherRunner } from '../infra/neo4j';
+import type { AccessCount } from '../schemas';
+import type { ConsolidationTurn, ConversationUpkeep, PatternCandidate, UnconsolidatedConversation } from './contract';
+
+const TAG = (op: string) => ({ subsystem: 'episodic', op });
+
+// $limit, $userIds (null = all) -> {id, userId, channel, through, turnCount}: conversations with turns not yet consolidated
+// (never consolidated, or turns past the checkpoint), oldest activity first.
+const FIND_UNCONSOLIDATED = `
+MATCH (c:Conversation)
+WHERE ($userIds IS NULL OR c.user_id IN $userIds) AND NOT coalesce(c.archived, false) AND coalesce(c.turn_count, 0) > 0
+  AND (c.consolidated IS NULL OR coalesce(c.consolidated_through, -1) < c.turn_count - 1)
+RETURN c.id AS id, c.user_id AS userId, c.channel AS channel, coalesce(c.consolidated_through, -1) AS through, c.turn_count AS turnCount
+ORDER BY c.last_turn_at LIMIT toInteger($limit)`;
+
+// $id -> {through, turnCount}: re-read under the conversation lock (another worker may have finished it)
+const CONVERSATION_STATE = `
+MATCH (c:Conversation {id: $id})
+RETURN coalesce(c.consolidated_through, -1) AS through, coalesce(c.turn_count, 0) AS turnCount`;
+
+// $id, $userId, $after, $limit -> turns of the conversation after the checkpoint, in order
+const TURNS_AFTER = `
+MATCH (c:Conversation {id: $id})-[:HAS_TURN]->(t:Turn)
+WHERE c.user_id = $userId AND t.index > $after
+RETURN t.id AS id, t.index AS index, t.role AS role, t.content AS content, toString(t.timestamp) AS timestamp, t.speaker AS speaker
+ORDER BY t.index LIMIT toInteger($limit)`;
+
+// $id, $through -> moves the checkpoint forward (never back)
+const CHECKPOINT = `
+MATCH (c:Conversation {id: $id})
+SET c.consolidated_through = CASE WHEN coalesce(c.consolidated_through, -1) > $through THEN c.consolidated_through ELSE toInteger($through) END`;
+
+// $id, $now -> marks the conversation consolidated as of now
+const MARK_CONSOLIDATED = `MATCH (c:Conversation {id: $id}) SET c.consolidated = datetime($now)`;
+
+// $now, $idleMinutes, $limit, $userIds -> {id, userId, channel, turnCount, firstUserTurn}: idle conversations that used
+// tools and grew since their patterns were last extracted
+const FIND_PATTERN_CANDIDATES = `
+MATCH (c:Conversation)
+WHERE ($userIds IS NULL OR c.user_id IN $userIds) AND NOT coalesce(c.archived, false)
+  AND coalesce(c.patterns_through, -1) < coalesce(c.turn_count, 0)
+  AND coalesce(c.last_turn_at, c.started_at) <= datetime($now) - duration({minutes: $idleMinutes})
+  AND EXISTS { (c)-[:USED_TOOL]->(:ToolInvocation) }
+WITH c LIMIT toInteger($limit)
+OPTIONAL MATCH (c)-[:HAS_TURN]->(t:Turn {role: 'user'})
+WITH c, t ORDER BY t.index
+WITH c, head(collect(t.content)) AS firstUserTurn
+RETURN c.id AS id, c.user_id AS userId, c.channel AS channel, coalesce(c.turn_count, 0) AS turnCount, firstUserTurn`;
+
+// $id, $through -> marks patterns extracted up to turn_count $through
+const MARK_PATTERNS = `MATCH (c:Conversation {id: $id}) SET c.patterns_extracted = true, c.patterns_through = toInteger($through)`;
+
+// $now, $days, $limit, $userIds -> {n}: archives idle conversations (and their turns); one batch
+const ARCHIVE_CONVERSATIONS = `
+MATCH (c:Conversation)
+WHERE ($userIds IS NULL OR c.user_id IN $userIds) AND NOT coalesce(c.archived, false)
+  AND coalesce(c.last_turn_at, c.started_at) < datetime($now) - duration({days: $days})
+WITH c LIMIT toInteger($limit)
+SET c.archived = true, c.archived_at = datetime($now)
+WITH c
+CALL (c) { MATCH (c)-[:HAS_TURN]->(t:Turn) SET t.archived = true }
+RETURN count(c) AS n`;
+
+// -> {oldest, n}: last activity of the oldest conversation with turns not yet consolidated, and how many (scan)
+const CONSOLIDATION_BACKLOG = `MATCH (c:Conversation) WHERE c.consolidated IS NULL OR coalesce(c.consolidated_through, -1) < c.turn_count - 1
+  RETURN toString(min(c.last_turn_at)) AS oldest, count(c) AS n`;
+
+// $rows: [{id, userId, n, at}] -> {n}: access_count + n, last_accessed moved forward; the user check
+// keeps a forged id from touching someone else's node
+const ADD_ACCESSES = `
+UNWIND $rows AS r
+MATCH (n:Turn {id: r.id}) WHERE n.user_id = r.userId
+SET n.access_count = coalesce(n.access_count, 0) + r.n,
+    n.last_accessed = CASE WHEN n.last_accessed IS NULL OR n.last_accessed < datetime(r.at) THEN datetime(r.at) ELSE n.last_accessed END
+RETURN count(n) AS n`;
+
+/** ConversationUpkeep over Neo4j: the worker's reads and checkpoints on Conversation and Turn nodes, and turn access counts. */
+export class Neo4jConversationUpkeep implements ConversationUpkeep {
+  constructor(private readonly db: CypherRunner) {}
+
+  findUnconsolidated(limit: number, userIds: readonly string[] | null): Promise<UnconsolidatedConversation[]> {
+    return this.db.read<UnconsolidatedConversation>(FIND_UNCONSOLIDATED, { limit, userIds }, TAG('find-unconsolidated'));
+  }
+
+  async consolidationState(conversationId: string): Promise<{ through: number; turnCount: number } | null> {
+    return (await this.db.read<{ through: number; turnCount: number }>(CONVERSATION_STATE, { id: conversationId }, TAG('conversation-state')))[0] ?? null;
+  }
+
+  turnsAfter(conversationId: string, userId: string, after: number, limit: number): Promise<ConsolidationTurn[]> {
+    return this.db.read<ConsolidationTurn>(TURNS_AFTER, { id: conversationId, userId, after, limit }, TAG('turns-after'));
+  }
+
+  async checkpointConsolidation(conversationId: string, through: number): Promise<void> {
+    await this.db.write(CHECKPOINT, { id: conversationId, through }, TAG('checkpoint'));
+  }
+
+  async markConsolidated(conversationId: string, now: string): Promise<void> {
+    await this.db.write(MARK_CONSOLIDATED, { id: conversationId, now }, TAG('mark-consolidated'));
+  }
+
+  findPatternCandidates(p: { now: string; idleMinutes: number; limit: number; userIds: readonly string[] | null }): Promise<PatternCandidate[]> {
+    return this.db.read<PatternCandidate>(FIND_PATTERN_CANDIDATES, { ...p }, TAG('find-pattern-candidates'));
+  }
+
+  async markPatternsExtracted(conversationId: string, through: number): Promise<void> {
+    await this.db.write(MARK_PATTERNS, { id: conversationId, through }, TAG('mark-patterns'));
+  }
+
+  async archiveIdle(p: { now: string; days: number; limit: number; userIds: readonly string[] | null }): Promise<number> {
+    return (await this.db.write<{ n: number }>(ARCHIVE_CONVERSATIONS, { ...p }, TAG('archive')))[0]?.n ?? 0;
+  }
+
+  async consolidationBacklog(): Promise<{ oldest: string | null; conversations: number }> {
+    const r = (await this.db.read<{ oldest: string | null; n: number }>(CONSOLIDATION_BACKLOG, {}, TAG('consolidation-backlog')))[0];
+    return { oldest: r?.oldest ?? null, conversations: r?.n ?? 0 };
+  }
+
+  async addAccessCounts(rows: AccessCount[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    return (await this.db.write<{ n: number }>(ADD_ACCESSES, { rows }, TAG('addAccessCounts')))[0]?.n ?? 0;
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * Who owns what in the databases: every Neo4j label and relationship type and every
+ * PostgreSQL table (and SQL function) has exactly one owning module, and only that
+ * module's files hold Cypher or SQL that names it. Jobs, the CLI, the API and recall call
+ * the owner's named operations instead. test/unit/ownership.test.ts enforces this table
+ * over every .ts file under src/; docs/ARCHITECTURE.md mirrors it.
+ *
+ * Schema (cypher/, sql/) is not .ts and is out of scope; `src/migrate` owns schema objects
+ * and may name any declared label or table (its backfills rewrite existing data).
+ */
+export interface Owner {
+  /** Files, or folders ending in '/', relative to the repository root. */
+  readonly files: readonly string[];
+  readonly labels: readonly string[];
+  readonly relationships: readonly string[];
+  /** Tables, and the SQL functions that belong to them. */
+  readonly tables: readonly string[];
+  /**
+   * Other owners' labels, relationship types and tables its queries only match on: the
+   * far ends of its own relationships (a fact DERIVED_FROM a turn) or a filter (a
+   * conversation that used a tool). It never writes them.
+   */
+  readonly reads?: readonly string[];
+  /** Why its queries may name labels, types or tables only at run time (from the catalog, or chosen by the caller). */
+  readonly generic?: string;
+  /** Owns the schema: may name every declared label, relationship type and table. */
+  readonly schema?: boolean;
+}
+
+export const OWNERS: Readonly<Record<string, Owner>> = {
+  episodic: {
+    files: ['src/episodic/'],
+    // The User node is the user's anchor: created with the first conversation, it holds the
+    // speakers of the user's turns. Other stores attach their HAS_* relationships to it (MERGE by id).
+    labels: ['User', 'Conversation', 'Turn'],
+    relationships: ['HAS_CONVERSATION', 'HAS_TURN', 'FOLLOWED_BY'],
+    // memory_timeline is reserved (sql/001): nothing writes it yet; its rows are the user's.
+    tables: ['conversation_logs', 'memory_timeline'],
+    reads: ['USED_TOOL', 'ToolInvocation'],
+  },
+  semantic: {
+    files: ['src/semantic/'],
+    labels: ['Entity', 'Fact'],
+    relationships: ['HAS_ENTITY', 'HAS_FACT', 'ABOUT', 'DERIVED_FROM', 'MENTIONS', 'SUPERSEDES', 'CONTRADICTS', 'PROMOTED_FROM'],
+    tables: [],
+    reads: ['User', 'Conversation', 'Turn'],
+    generic: 'typed relationships between two entities have caller-chosen types ($($type))',
+  },
+  procedural: {
+    files: ['src/procedural/'],
+    labels: ['Strategy', 'Tool', 'ToolInvocation'],
+    relationships: ['HAS_STRATEGY', 'INVOKED', 'USED_TOOL', 'USES_TOOL', 'SUCCEEDED_IN', 'FAILED_IN'],
+    tables: ['tool_invocations'],
+    reads: ['User', 'Conversation', 'HAS_CONVERSATION'],
+  },
+  goals: {
+    files: ['src/goals/'],
+    labels: ['Goal'],
+    relationships: ['HAS_GOAL', 'SUBGOAL_OF', 'BLOCKED_BY'],
+    tables: [],
+    reads: ['User'],
+  },
+  observations: {
+    files: ['src/observations/'],
+    labels: [],
+    relationships: [],
+    tables: ['observations', 'user_profiles'],
+  },
+  audit: {
+    files: ['src/audit/'],
+    labels: [],
+    relationships: [],
+    tables: ['memory_audit_log', 'ensure_audit_partitions', 'drop_old_audit_partitions'],
+  },
+  worker: {
+    files: ['src/worker/pg-job-store.ts'],
+    labels: [],
+    relationships: [],
+    tables: ['worker_job_runs', 'consolidation_ledger'],
+  },
+  tenancy: {
+    files: ['src/tenancy/'],
+    labels: [],
+    relationships: [],
+    tables: ['tenants', 'api_keys', 'tenant_users', 'user_erasures'],
+    // The whole-user graph part finds the user's anchor node.
+    reads: ['User'],
+    generic: "whole-user export, import and erasure cover every label and user_id table from the catalog (the graph by element id, each store's tables by name)",
+  },
+  llm: {
+    files: ['src/llm/'],
+    labels: [],
+    relationships: [],
+    tables: ['llm_usage'],
+  },
+  migrate: {
+    files: ['src/migrate/'],
+    labels: ['SchemaMigration', 'EmbeddingModel'],
+    relationships: [],
+    tables: ['schema_version'],
+    schema: true,
+    generic: 'schema work: backfills and re-embedding per label, counts from the catalog',
+  },
+};
+
+/**
+ * Files that still hold another owner's queries, until the recall refactoring moves them
+ * into the owning stores (issue #16: recall as an open pipeline). Delete each entry as its
+ * file moves; the check then covers it like any other file.
+ */
+export const NOT_YET_MOVED: readonly string[] = [
+  'src/retrieval/sources/narrowing.ts',
+  'src/retrieval/sources/presence.ts',
+  'src/retrieval/reinforcement.ts',
+];

@@ -1,0 +1,24 @@
+import type { CypherRunner } from '../infra/neo4j';
+import type { AccessCount } from '../schemas';
+import type { StrategyUpkeep } from './contract';
+
+const TAG = (op: string) => ({ subsystem: 'procedural', op });
+
+// $rows: [{id, userId, n, at}] -> {n}: access_count + n, last_accessed moved forward; the user check
+// keeps a forged id from touching someone else's node
+const ADD_ACCESSES = `
+UNWIND $rows AS r
+MATCH (n:Strategy {id: r.id}) WHERE n.user_id = r.userId
+SET n.access_count = coalesce(n.access_count, 0) + r.n,
+    n.last_accessed = CASE WHEN n.last_accessed IS NULL OR n.last_accessed < datetime(r.at) THEN datetime(r.at) ELSE n.last_accessed END
+RETURN count(n) AS n`;
+
+/** StrategyUpkeep over Neo4j. */
+export class Neo4jStrategyUpkeep implements StrategyUpkeep {
+  constructor(private readonly db: CypherRunner) {}
+
+  async addAccessCounts(rows: AccessCount[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    return (await this.db.write<{ n: number }>(ADD_ACCESSES, { rows }, TAG('addAccessCounts')))[0]?.n ?? 0;
+  }
+}

@@ -1,0 +1,73 @@
+import { createHash } from 'node:crypto';
+import type { Queryable } from '../infra/postgres';
+import type { ConsolidationLedger, JobRunLog, JobStats } from './contract';
+import { PgUserRows } from '../tenancy/pg-user-rows';
+import type { UserDataPart } from '../tenancy/user-data';
+
+// $1 keys -> the keys already applied
+const APPLIED = 'SELECT item_key FROM consolidation_ledger WHERE item_key = ANY($1)';
+// $1 key, $2 user, $3 source -> records one applied item (a repeat is a no-op)
+const MARK = 'INSERT INTO consolidation_ledger (item_key, user_id, source_id) VALUES ($1, $2, $3) ON CONFLICT (item_key) DO NOTHING';
+// $1 cutoff -> deletes rows applied before it
+const PRUNE = 'DELETE FROM consolidation_ledger WHERE applied_at < $1';
+
+// $1 job, $2 worker, $3 started -> {id}
+const START_RUN = `INSERT INTO worker_job_runs (job, worker_id, started_at, status) VALUES ($1, $2, $3, 'running') RETURNING id`;
+// $1 id, $2 status, $3 stats, $4 error -> finishes the row
+const FINISH_RUN = `UPDATE worker_job_runs SET finished_at = NOW(), status = $2, stats = $3, error = $4 WHERE id = $1`;
+// -> {job, stat, total}: numeric counters of job runs finished in the last 24 h (decay, promotion, ...)
+const JOB_COUNTS_24H = `SELECT job, key AS stat, sum(value::numeric) AS total
+  FROM worker_job_runs, jsonb_each_text(stats)
+  WHERE finished_at > now() - interval '24 hours' AND jsonb_typeof(stats -> key) = 'number'
+  GROUP BY job, key`;
+// -> {job, age}: seconds since each job last succeeded
+const JOB_LAST_SUCCESS = `SELECT job, extract(epoch FROM now() - max(finished_at)) AS age FROM worker_job_runs WHERE status = 'succeeded' GROUP BY job`;
+
+/**
+ * The worker's own tables: `consolidation_ledger` (which knowledge items a consolidation
+ * already wrote, so a rerun after a crash skips them instead of reinforcing them twice)
+ * and `worker_job_runs` (one row per job run). The ledger is written outside any Postgres
+ * transaction of the caller: it mirrors Neo4j writes, which no Postgres rollback undoes.
+ */
+export class PgJobStore implements ConsolidationLedger, JobRunLog {
+  constructor(private readonly pg: Queryable) {}
+
+  async applied(keys: string[]): Promise<Set<string>> {
+    if (keys.length === 0) return new Set();
+    return new Set((await this.pg.query<{ item_key: string }>(APPLIED, [keys])).rows.map((r) => r.item_key));
+  }
+
+  async mark(key: string, userId: string, sourceId: string): Promise<void> {
+    await this.pg.query(MARK, [key, userId, sourceId]);
+  }
+
+  async prune(before: Date): Promise<number> {
+    return (await this.pg.query(PRUNE, [before])).rowCount ?? 0;
+  }
+
+  async startRun(job: string, workerId: string, startedAt: Date): Promise<number | null> {
+    return (await this.pg.query<{ id: number }>(START_RUN, [job, workerId, startedAt])).rows[0]?.id ?? null;
+  }
+
+  async finishRun(id: number, status: 'succeeded' | 'failed', stats: JobStats, error: string | null): Promise<void> {
+    await this.pg.query(FINISH_RUN, [id, status, JSON.stringify(stats), error]);
+  }
+
+  async countsLast24h(): Promise<Array<{ job: string; stat: string; total: number }>> {
+    return (await this.pg.query<{ job: string; stat: string; total: string }>(JOB_COUNTS_24H)).rows.map((r) => ({ job: r.job, stat: r.stat, total: Number(r.total) }));
+  }
+
+  async lastSuccessAges(): Promise<Array<{ job: string; age: number }>> {
+    return (await this.pg.query<{ job: string; age: string }>(JOB_LAST_SUCCESS)).rows.map((r) => ({ job: r.job, age: Number(r.age) }));
+  }
+
+  /** The user's rows of `consolidation_ledger`, for whole-user export, import and erasure. */
+  userData(): UserDataPart {
+    return new PgUserRows(this.pg, 'worker', ['consolidation_ledger']);
+  }
+}
+
+/** A stable key (and id-safe hash) for one item of one source. */
+export function itemKey(parts: Array<string | undefined>): string {
+  return createHash('sha256').update(parts.map((p) => (p ?? '').toLowerCase().trim()).join('\u0000')).digest('hex').slice(0, 32);
+}
