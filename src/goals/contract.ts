@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { AccessCount } from '../infra/access-count';
 import { ChannelSchema, IdSchema, UserIdSchema } from '../schemas';
 
 /**
@@ -136,4 +137,11 @@ export interface GoalStore {
    * or when no embedding is given. Most similar first, then as listActiveGoals; at most `limit`.
    */
   similarActiveGoals(q: { userId: string; channels: string[]; embedding?: number[]; limit: number }): Promise<Array<{ goal: Goal; similarity: number | null }>>;
+
+  // Recall support (called by src/retrieval).
+
+  /** Whether the user holds any goal (of any status) in `channels` (an index seek). */
+  hasGoals(userId: string, channels: string[]): Promise<boolean>;
+  /** Adds recall access counts to goals (see AccessCount); one not owned by the row's user is skipped. Returns the goals touched. */
+  addAccessCounts(rows: AccessCount[]): Promise<number>;
 }

@@ -7,7 +7,7 @@ import { TurnInputSchema, type EpisodicStore, type ScoredTurn, type StoreTurnRes
 import type { BackgroundEmbedder } from '../episodic/background-embedder';
 import { embeddingText, prepareTurn } from '../episodic/prepare';
 import type { Logger } from '../infra/logger';
-import { withGlobal } from '../access';
+import { userScope, withGlobal } from '../access';
 import { ChannelSchema, IdSchema, UserIdSchema, parseInput } from '../schemas';
 import type { ActiveGoal, SessionScope, WorkingMemoryStore } from '../working';
 import { formatContext, RecallQuerySchema, type FormatOptions, type MemoryBundle, type RecallEngine, type RecallQuery } from '../retrieval';
@@ -164,11 +164,10 @@ export class AgentMemory {
     }
     const channels = withGlobal(q.channels);
     return this.audited('vectorSearch', q.userId, q.channels[0]!, q.query ?? '<embedding>', channels, () =>
-      this.d.episodic.vectorSearch(embedding, {
-        userId: q.userId,
-        channels,
+      this.d.episodic.similarTurns(embedding, userScope(q.userId, { channels }), {
         since: q.timeWindowHours ? hoursAgo(q.timeWindowHours) : undefined,
         limit: q.topK,
+        content: true,
       }),
     );
   }

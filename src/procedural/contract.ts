@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import type { TurnFilters } from '../episodic/contract';
+import type { AccessCount } from '../infra/access-count';
 import { ChannelSchema, IdSchema, UserIdSchema } from '../schemas';
 import { TurnIdSchema } from '../semantic/contract';
 
@@ -209,6 +211,18 @@ export interface ProceduralStore {
   getToolStats(q: { userId: string; channels: string[]; taskType?: string; toolName?: string; since?: string }): Promise<ToolStats[]>;
   /** The caller's invocations of a conversation, oldest first. */
   getInvocations(userId: string, conversationId: string): Promise<ToolInvocation[]>;
+
+  // Recall support (called by src/retrieval).
+
+  /** Whether the user holds any strategy in `channels` (an index seek). */
+  hasStrategies(userId: string, channels: string[]): Promise<boolean>;
+  /**
+   * The ids among `ids` (the user's strategies) that SUCCEEDED_IN or FAILED_IN a conversation
+   * with a turn matching every given metadata filter; one query, in no particular order.
+   */
+  strategiesWithMatchingSource(userId: string, ids: string[], filters: TurnFilters): Promise<string[]>;
+  /** Adds recall access counts to strategies (see AccessCount); one not owned by the row's user is skipped. Returns the strategies touched. */
+  addAccessCounts(rows: AccessCount[]): Promise<number>;
 }
 
 /** The Postgres invocation log (`tool_invocations`). */

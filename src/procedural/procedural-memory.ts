@@ -7,7 +7,6 @@ import type { Logger } from '../infra/logger';
 import { parseTurnId, withGlobal } from '../access';
 import { IdSchema, UserIdSchema, parseInput } from '../schemas';
 import { embeddingForQuery, embeddingForWrite } from '../semantic/embed';
-import { luceneQuery } from '../semantic/lucene';
 import {
   FindStrategiesQuerySchema,
   InvocationInputSchema,
@@ -142,7 +141,7 @@ export class ProceduralMemory {
     const embedding = await embeddingForQuery(this.d.embedder, q.task, undefined);
     const [vector, text] = await Promise.all([
       this.d.store.vectorSearchStrategies(embedding, q.userId, channels, candidates),
-      this.d.store.fullTextSearchStrategies(luceneQuery(q.task), q.userId, channels, candidates),
+      this.d.store.fullTextSearchStrategies(q.task, q.userId, channels, candidates),
     ]);
     const result = fuseStrategies([vector, text], q.topK, q.minSuccessRate);
     this.d.audit.logRead({

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import type { TurnFilters } from '../episodic/contract';
+import type { AccessCount } from '../infra/access-count';
 import { ChannelSchema, IdSchema, UserIdSchema } from '../schemas';
 
 /**
@@ -519,4 +521,21 @@ export interface SemanticStore {
   /** Items whose embedding is pending (embedder failed at write time), for a retry. */
   pendingEmbeddings(limit: number): Promise<Array<{ label: 'Entity' | 'Fact'; id: string; text: string }>>;
   setEmbeddings(rows: Array<{ label: 'Entity' | 'Fact'; id: string; embedding: number[] }>): Promise<number>;
+
+  // Recall support (called by src/retrieval).
+
+  /** Whether the user holds any fact, and any entity, in `channels` (index seeks; no scan of the items). */
+  holdsKnowledge(userId: string, channels: string[]): Promise<{ fact: boolean; entity: boolean }>;
+  /**
+   * The ids among `ids` (the user's facts) with a DERIVED_FROM turn matching every given
+   * metadata filter; one query, in no particular order.
+   */
+  factsWithMatchingSource(userId: string, ids: string[], filters: TurnFilters): Promise<string[]>;
+  /**
+   * The ids among `ids` (the user's entities) that a conversation MENTIONS with a turn
+   * matching every given metadata filter; one query, in no particular order.
+   */
+  entitiesWithMatchingSource(userId: string, ids: string[], filters: TurnFilters): Promise<string[]>;
+  /** Adds recall access counts to facts or entities (see AccessCount); a node not owned by the row's user is skipped. Returns the nodes touched. */
+  addAccessCounts(kind: 'fact' | 'entity', rows: AccessCount[]): Promise<number>;
 }

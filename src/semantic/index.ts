@@ -1,5 +1,4 @@
 export * from './contract';
 export { Neo4jSemanticStore, belowThresholds } from './neo4j-semantic-store';
 export { normalizeName, nameKeys, mergeAliases, pickNameMatch, normalizeClaim, typesCompatible } from './names';
-export { luceneQuery } from './lucene';
 export * from './semantic-memory';

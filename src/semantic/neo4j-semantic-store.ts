@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { ManagedTransaction } from 'neo4j-driver';
 import { NotFoundError, ValidationError } from '../errors';
 import { indexOrFallback, type CypherRunner } from '../infra/neo4j';
+import type { TurnFilters } from '../episodic/contract';
+import { TURN_MATCHES_FILTERS, turnFilterParams } from '../episodic/neo4j-episodic-store';
+import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
 import { GLOBAL_CHANNEL } from '../schemas';
 import type {
   CreateRelationshipResult,
@@ -25,8 +28,7 @@ import type {
   UpsertEntityResult,
 } from './contract';
 import { aliasesText, mergeAliases, mergedType, nameKeys, normalizeClaim, normalizeName, pickNameMatch, type ResolutionCandidate } from './names';
-import { scopeKey, scopedFulltextK, scopedLuceneQuery } from '../infra/fulltext-scope';
-import { luceneQuery } from './lucene';
+import { channelScope, luceneQuery, scopeKey, scopedFulltextK, scopedLuceneQuery } from '../infra/fulltext-scope';
 
 const TAG = (op: string) => ({ subsystem: 'semantic', op });
 
@@ -808,14 +810,14 @@ export class Neo4jSemanticStore implements SemanticStore {
   }
 
   async fullTextSearchFacts(text: string, q: FactQuery): Promise<ScoredFact[]> {
-    const query = scopedLuceneQuery(q.userId, q.channels, luceneQuery(text));
+    const query = scopedLuceneQuery(channelScope(q.userId, q.channels), luceneQuery(text));
     if (!query) return [];
     const found = await this.db.read<{ fact: FactRow; score: number }>(FULLTEXT_FACTS, { ...factParams(q), k: scopedFulltextK(q.limit), query }, TAG('fullTextSearchFacts'));
     return found.map((r) => ({ fact: toFact(r.fact), score: r.score }));
   }
 
   async fullTextSearchEntities(text: string, q: EntityQuery): Promise<ScoredEntity[]> {
-    const query = scopedLuceneQuery(q.userId, q.channels, luceneQuery(text));
+    const query = scopedLuceneQuery(channelScope(q.userId, q.channels), luceneQuery(text));
     if (!query) return [];
     const found = await this.db.read<{ entity: EntityRow; score: number }>(FULLTEXT_ENTITIES, { ...entityParams(q), k: scopedFulltextK(q.limit), query }, TAG('fullTextSearchEntities'));
     return found.map((r) => ({ entity: toEntity(r.entity), score: r.score }));
@@ -873,6 +875,28 @@ export class Neo4jSemanticStore implements SemanticStore {
     if (factRows.length) n += (await this.db.write<{ n: number }>(SET_FACT_EMBEDDINGS, { rows: factRows }, TAG('setEmbeddings')))[0]?.n ?? 0;
     return n;
   }
+
+  // ---------------------------------------------------------------- recall support
+
+  async holdsKnowledge(userId: string, channels: string[]): Promise<{ fact: boolean; entity: boolean }> {
+    const [row] = await this.db.read<{ fact: boolean; entity: boolean }>(HOLDS_KNOWLEDGE, { userId, channels }, TAG('holdsKnowledge'));
+    return { fact: row?.fact ?? false, entity: row?.entity ?? false };
+  }
+
+  async factsWithMatchingSource(userId: string, ids: string[], filters: TurnFilters): Promise<string[]> {
+    if (ids.length === 0) return [];
+    return (await this.db.read<{ id: string }>(FACTS_WITH_MATCHING_SOURCE, { userId, ids, ...turnFilterParams(filters) }, TAG('factsWithMatchingSource'))).map((r) => r.id);
+  }
+
+  async entitiesWithMatchingSource(userId: string, ids: string[], filters: TurnFilters): Promise<string[]> {
+    if (ids.length === 0) return [];
+    return (await this.db.read<{ id: string }>(ENTITIES_WITH_MATCHING_SOURCE, { userId, ids, ...turnFilterParams(filters) }, TAG('entitiesWithMatchingSource'))).map((r) => r.id);
+  }
+
+  async addAccessCounts(kind: 'fact' | 'entity', rows: AccessCount[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    return (await this.db.write<{ n: number }>(ADD_ACCESS_COUNTS[kind], { rows }, TAG('addAccessCounts')))[0]?.n ?? 0;
+  }
 }
 
 /** The thresholds a fact's measures fall short of, as readable reasons (empty: passes all). */
@@ -900,3 +924,25 @@ function entityParams(q: EntityQuery): Record<string, unknown> {
   return { userId: q.userId, channels: q.channels, limit: q.limit, types: q.types && q.types.length > 0 ? q.types : null };
 }
 
+// ---------------------------------------------------------------- recall support
+
+// $userId, $channels -> {fact, entity}: whether the user holds any of each in those channels
+// (index seeks on (user_id, channel); no scan of the items)
+const HOLDS_KNOWLEDGE = `
+RETURN EXISTS { MATCH (n:Fact) WHERE n.user_id = $userId AND n.channel IN $channels } AS fact,
+       EXISTS { MATCH (n:Entity) WHERE n.user_id = $userId AND n.channel IN $channels } AS entity`;
+
+// $userId, $ids, $source, $sessionId, $connectionId, $contextType -> {id}: the facts with a matching source turn
+const FACTS_WITH_MATCHING_SOURCE = `
+UNWIND $ids AS xid MATCH (f:Fact {id: xid}) WHERE f.user_id = $userId
+  AND EXISTS { MATCH (f)-[:DERIVED_FROM]->(t:Turn) WHERE ${TURN_MATCHES_FILTERS} }
+RETURN f.id AS id`;
+
+// $userId, $ids, $source, $sessionId, $connectionId, $contextType -> {id}: the entities a conversation with a matching turn mentions
+const ENTITIES_WITH_MATCHING_SOURCE = `
+UNWIND $ids AS xid MATCH (e:Entity {id: xid}) WHERE e.user_id = $userId
+  AND EXISTS { MATCH (c:Conversation)-[:MENTIONS]->(e) MATCH (c)-[:HAS_TURN]->(t:Turn) WHERE ${TURN_MATCHES_FILTERS} }
+RETURN e.id AS id`;
+
+// Each: $rows: [AccessCount] -> {n}
+const ADD_ACCESS_COUNTS = { fact: addAccessCountsCypher('Fact'), entity: addAccessCountsCypher('Entity') } as const;

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { countTokens } from 'gpt-tokenizer/cjs/encoding/o200k_base';
 import { createMnemograph, type Mnemograph } from '../../src/container';
 import type { Embedder } from '../../src/embedding';
+import { userScope } from '../../src/access';
 import { Neo4jEpisodicStore } from '../../src/episodic';
 import type { CypherRunner } from '../../src/infra/neo4j';
 import { NEO4J_BACKFILLS } from '../../src/migrate/backfills';
@@ -215,7 +216,7 @@ describe('remember', () => {
       ]);
       // Another user's speakers are not this user's.
       await r.memory.storeTurns([{ userId: uid('other'), conversationId: uid('c'), role: 'user', content: 'Hi.', metadata: { speaker: 'Zed' } }]);
-      expect((await new Neo4jEpisodicStore(r.neo4j).speakers(userId)).sort()).toEqual(['Caroline', 'Melanie']);
+      expect((await new Neo4jEpisodicStore(r.neo4j).speakers(userScope(userId))).sort()).toEqual(['Caroline', 'Melanie']);
       embedded.length = 0;
       // The user's speakers are read from their conversations: the first recall of this
       // instance already leaves the name out.
@@ -243,16 +244,16 @@ describe('remember', () => {
     await m.neo4j.write('MATCH (c:Conversation) WHERE c.user_id = $userId REMOVE c.speakers', { userId }, { subsystem: 'test', op: 'age' });
     await m.neo4j.write('MATCH (u:User {id: $userId}) REMOVE u.speakers', { userId }, { subsystem: 'test', op: 'age' });
     const episodic = new Neo4jEpisodicStore(m.neo4j);
-    expect(await episodic.speakers(userId)).toEqual([]);
+    expect(await episodic.speakers(userScope(userId))).toEqual([]);
     await NEO4J_BACKFILLS[7]!(m.neo4j);
     const lists = await m.neo4j.read<{ speakers: string[] }>('MATCH (c:Conversation) WHERE c.user_id = $userId RETURN c.speakers AS speakers ORDER BY size(c.speakers)', { userId }, { subsystem: 'test', op: 'read' });
     expect(lists.map((l) => l.speakers.length)).toEqual([0, 2]);
     // A user without its own list is read from the conversations' lists, until 008 fills it.
-    expect((await episodic.speakers(userId)).sort()).toEqual(['Caroline', 'Melanie']);
+    expect((await episodic.speakers(userScope(userId))).sort()).toEqual(['Caroline', 'Melanie']);
     await NEO4J_BACKFILLS[8]!(m.neo4j);
     const [user] = await m.neo4j.read<{ speakers: string[] }>('MATCH (u:User {id: $userId}) RETURN u.speakers AS speakers', { userId }, { subsystem: 'test', op: 'read' });
     expect([...user!.speakers].sort()).toEqual(['Caroline', 'Melanie']);
-    expect((await episodic.speakers(userId)).sort()).toEqual(['Caroline', 'Melanie']);
+    expect((await episodic.speakers(userScope(userId))).sort()).toEqual(['Caroline', 'Melanie']);
   });
 
   it("keeps a user's speakers on the User node as turns arrive, each once, from writers at once", async () => {
@@ -275,7 +276,7 @@ describe('remember', () => {
       { userId, conversationId: uid('c'), role: 'user', content: 'Two.', metadata: { speaker: 'Bo' } },
     ]);
     await m.memory.storeTurns([{ userId: uid('other'), conversationId: uid('c'), role: 'user', content: 'Hi.', metadata: { speaker: 'Zed' } }]);
-    expect([...(await new Neo4jEpisodicStore(m.neo4j).speakers(userId))].sort()).toEqual(['Ann', 'Bo', ...names].sort());
+    expect([...(await new Neo4jEpisodicStore(m.neo4j).speakers(userScope(userId)))].sort()).toEqual(['Ann', 'Bo', ...names].sort());
   });
 
   it('answers a first-person question from the user\'s own turns before the assistant\'s', async () => {
@@ -345,7 +346,7 @@ describe('remember', () => {
       };
       const store = new Neo4jEpisodicStore(recording, { scanMaxTurns });
       const found: number[] = [];
-      for (let round = 0; round < 2; round++) found.push((await store.similarTurns(embedding!, { userId, channels: ['_global'], limit: 10 })).length);
+      for (let round = 0; round < 2; round++) found.push((await store.similarTurns(embedding!, userScope(userId), { limit: 10 })).length);
       return { ops, found };
     };
     // 40 turns: small. After the index came back short, the size is counted once and the

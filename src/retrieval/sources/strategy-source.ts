@@ -1,5 +1,4 @@
 import { fuseStrategies, type ProceduralStore, type Strategy } from '../../procedural';
-import { luceneQuery } from '../../semantic/lucene';
 import type { RecallItem, RecallSource, Signals, SourceRequest } from '../contract';
 import { candidateCount, round4, searchText } from './hybrid';
 import { narrow, type ProvenanceFilter } from './narrowing';
@@ -24,7 +23,7 @@ export class ProceduralStrategySource implements RecallSource {
     const n = candidateCount(req);
     const [vector, text] = await Promise.all([
       req.embedding ? this.d.store.vectorSearchStrategies(req.embedding, req.userId, req.channels, n) : Promise.resolve([]),
-      this.d.store.fullTextSearchStrategies(luceneQuery(searchText(req.query)), req.userId, req.channels, n),
+      this.d.store.fullTextSearchStrategies(searchText(req.query), req.userId, req.channels, n),
     ]);
     const signalsOf = (id: string): Signals => {
       const s: Signals = {};
