@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { AccessScope } from '../access';
 import type { Turn, TurnFilters } from '../episodic/contract';
 import { ChannelSchema, UserIdSchema } from '../schemas';
 
@@ -168,8 +169,12 @@ export interface TextGenerator {
 
 /** The read path behind `AgentMemory.remember()`. */
 export interface RecallEngine {
-  /** Answers a validated query. Never throws for a failing optional source or signal. */
-  recall(q: ParsedRecallQuery): Promise<MemoryBundle>;
+  /**
+   * Answers a validated query for `scope` (whose turns and knowledge may be read; built from
+   * `q.userId` and `q.channels`, plus `_global`, when absent). Every list best first. Never
+   * throws for a failing optional source or signal: it is listed in `degraded`.
+   */
+  recall(q: ParsedRecallQuery, scope?: AccessScope): Promise<MemoryBundle>;
 }
 
 /** Source weights (seed 003): how much each kind counts when sources are ranked together. */

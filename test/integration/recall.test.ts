@@ -8,7 +8,7 @@ import { Neo4jEpisodicStore } from '../../src/episodic';
 import type { CypherRunner } from '../../src/infra/neo4j';
 import { NEO4J_BACKFILLS } from '../../src/migrate/backfills';
 import { MnemographError, ValidationError } from '../../src/errors';
-import type { MemoryBundle, Techniques } from '../../src/retrieval';
+import { HybridRecallEngine, RecallQuerySchema, TURN_GENERATORS, TURN_STAGES, recallSettingsFrom, type CandidateGenerator, type MemoryBundle, type Techniques, type TurnStage } from '../../src/retrieval';
 import { startAnthropicServer, startOpenAIChatServer, type LlmServer } from '../support/llm-servers';
 import { eventually, testConfig, uid } from '../support/stack';
 
@@ -679,5 +679,41 @@ describe('LLM techniques through the real SDKs (a local server speaking each pro
       expect(embedded).toEqual(['Which pet does the family have?']);
       expect(b.degraded).toEqual([expect.stringMatching(/^hyde: .*500.*; embedding the question itself$/), expect.stringMatching(/^expansion: .*500/)]);
     }, borrowed(embedded));
+  });
+});
+
+describe('the turn pipeline', () => {
+  it('takes a new candidate list and a new stage from its lists, each with its signal, timing and failure', async () => {
+    const userId = uid('u');
+    const [kayak, later] = [await store(userId, 'We rented a kayak at the lake'), await store(userId, 'Unrelated note about taxes')];
+    // A generator that finds the taxes turn by id (a list the keywords cannot produce), and one that fails.
+    const byId: CandidateGenerator = {
+      signal: 'pinned',
+      enabled: () => true,
+      weight: () => 1,
+      search: async (r) => (await new Neo4jEpisodicStore(m.neo4j).getTurnsByIds([later.id], r.scope, r.window)).map((t) => ({ ...t, speaker: null, asks: false, dated: false, score: 1 })),
+    };
+    const broken: CandidateGenerator = { signal: 'broken', enabled: () => true, weight: () => 1, search: () => Promise.reject(new Error('offline')) };
+    const pinnedFirst: TurnStage = {
+      name: 'pinnedFirst',
+      phase: 'score',
+      enabled: () => true,
+      apply: (cs) => cs.map((c) => (c.signals.pinned ? { ...c, score: c.score * 10, signals: { ...c.signals, pinnedFirst: { note: 'pinned' } } } : c)),
+    };
+    const engine = new HybridRecallEngine({
+      episodic: new Neo4jEpisodicStore(m.neo4j),
+      embedder: m.embedder,
+      settings: recallSettingsFrom(m.config.recall),
+      audit: m.audit,
+      log: m.log,
+      generators: [...TURN_GENERATORS, byId, broken],
+      stages: [...TURN_STAGES, pinnedFirst],
+    });
+    const b = await engine.recall(RecallQuerySchema.parse({ userId, query: 'kayak lake', techniques: KEYWORDS_ONLY }));
+    expect(b.turns.map((t) => t.turn.id)).toEqual([later.id, kayak.id]);
+    expect(b.turns[0]!.signals).toEqual({ pinned: { rank: 1, score: 1 }, pinnedFirst: { note: 'pinned' } });
+    expect(Object.keys(b.turns[1]!.signals)).toEqual(['fulltext']);
+    expect(b.degraded).toEqual(['broken: offline']);
+    expect(Object.keys(b.timings)).toEqual(expect.arrayContaining(['fulltext', 'pinned', 'broken', 'fuse', 'total']));
   });
 });
