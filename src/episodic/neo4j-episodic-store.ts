@@ -127,12 +127,27 @@ MATCH (t:Turn) WHERE t.user_id = $userId AND t.timestamp >= datetime($since) AND
 RETURN ${TURN} AS turn ORDER BY t.timestamp DESC, t.index DESC LIMIT toInteger($limit)`;
 
 
+// Turn `t` matches recall's exact-match metadata filters $source, $sessionId, $connectionId,
+// $contextType (null = any; see turnFilterParams).
+const TURN_METADATA_MATCH = `($source IS NULL OR t.source = $source) AND ($sessionId IS NULL OR t.session_id = $sessionId)
+  AND ($connectionId IS NULL OR t.connection_id = $connectionId) AND ($contextType IS NULL OR t.context_type = $contextType)`;
+
 // The recall filters every search below shares: $userId, $channels, $since, $until and the
-// optional exact-match metadata $source, $sessionId, $connectionId, $contextType (null = any).
+// metadata filters of TURN_METADATA_MATCH.
 const RECALL_FILTER = `t.user_id = $userId AND t.channel IN $channels AND NOT t.archived
   AND t.timestamp >= datetime($since) AND t.timestamp <= datetime($until)
-  AND ($source IS NULL OR t.source = $source) AND ($sessionId IS NULL OR t.session_id = $sessionId)
-  AND ($connectionId IS NULL OR t.connection_id = $connectionId) AND ($contextType IS NULL OR t.context_type = $contextType)`;
+  AND ${TURN_METADATA_MATCH}`;
+
+/**
+ * Cypher predicate: turn `t` is the user's ($userId) and matches recall's metadata filters
+ * (TURN_METADATA_MATCH, parameters from turnFilterParams). The semantic and procedural stores
+ * narrow facts, entities and strategies by the turns they came from with it.
+ */
+export const TURN_MATCHES_FILTERS = `t.user_id = $userId
+  AND ${TURN_METADATA_MATCH}`;
+
+// $rows: [AccessCount] -> {n}: recall's access counts (reinforcement)
+const ADD_ACCESS_COUNTS = addAccessCountsCypher('Turn');
 
 // Projection of a search hit: only what ranking needs (content is fetched for the winners).
 // `asks` and `dated` are stored with the turn (turnFlags); a turn stored before they were is
@@ -415,7 +430,6 @@ function hasFilters(q: TurnWindow): boolean {
 
 /** Parameters of RECALL_FILTER (the scope's user and read channels; absent filters become null = "any") and of HIT. */
 function recallParams(scope: AccessScope, q: TurnSearch): Record<string, unknown> {
-  const f = q.filters ?? {};
   return {
     timeMention: TIME_MENTION_CYPHER,
     userId: scope.userId,
@@ -423,29 +437,12 @@ function recallParams(scope: AccessScope, q: TurnSearch): Record<string, unknown
     since: q.since ?? MIN_TIME,
     until: q.until ?? MAX_TIME,
     limit: q.limit,
-    source: f.source ?? null,
-    sessionId: f.sessionId ?? null,
-    connectionId: f.connectionId ?? null,
-    contextType: f.contextType ?? null,
+    ...turnFilterParams(q.filters ?? {}),
   };
 }
 
-// ---------------------------------------------------------------- recall support
-
-// $rows: [AccessCount] -> {n}
-const ADD_ACCESS_COUNTS = addAccessCountsCypher('Turn');
-
-/**
- * Cypher predicate: turn `t` is the user's ($userId) and matches recall's exact metadata
- * filters ($source, $sessionId, $connectionId, $contextType; null = any; see
- * turnFilterParams). The stores whose items come from turns (facts, entities, strategies)
- * narrow by provenance with it.
- */
-export const TURN_MATCHES_FILTERS = `t.user_id = $userId
-  AND ($source IS NULL OR t.source = $source) AND ($sessionId IS NULL OR t.session_id = $sessionId)
-  AND ($connectionId IS NULL OR t.connection_id = $connectionId) AND ($contextType IS NULL OR t.context_type = $contextType)`;
-
-/** The metadata parameters of TURN_MATCHES_FILTERS (an absent filter is null: any). */
+/** The metadata parameters of TURN_METADATA_MATCH and TURN_MATCHES_FILTERS (an absent filter is null: any). */
 export function turnFilterParams(f: TurnFilters): Record<string, string | null> {
   return { source: f.source ?? null, sessionId: f.sessionId ?? null, connectionId: f.connectionId ?? null, contextType: f.contextType ?? null };
 }
+

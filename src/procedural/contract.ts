@@ -203,7 +203,7 @@ export interface ProceduralStore {
   getStrategy(userId: string, id: string): Promise<Strategy | null>;
   /** Nearest strategies by embedding in `channels`, over-fetching to survive the post-filter; score = cosine. */
   vectorSearchStrategies(embedding: number[], userId: string, channels: string[], limit: number): Promise<Array<{ strategy: Strategy; score: number }>>;
-  /** BM25 over description and context pattern (`strategy_text_scoped`); score = Lucene score. */
+  /** BM25 over description and context pattern (`strategy_text_scoped`) for any word of `text` (plain text; the store makes it Lucene-safe); score = Lucene score. */
   fullTextSearchStrategies(text: string, userId: string, channels: string[], limit: number): Promise<Array<{ strategy: Strategy; score: number }>>;
   /** success or failure count + 1, last_used = now. NotFoundError if not the caller's. */
   reinforceStrategy(userId: string, id: string, success: boolean): Promise<Strategy>;
