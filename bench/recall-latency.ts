@@ -1,6 +1,7 @@
 import cliProgress from 'cli-progress';
 import type { Mnemograph } from '../src/container';
-import { keywords, luceneTerms } from '../src/retrieval';
+import { luceneTerms } from '../src/infra/fulltext-scope';
+import { keywords } from '../src/retrieval';
 import type { CachingEmbedder } from './recall-embedding-cache';
 import { defaultLocomoPath, loadLocomo } from './recall-datasets';
 import { percentiles } from './recall-metrics';

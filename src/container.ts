@@ -12,7 +12,7 @@ import { createRedis, type RedisClient } from './infra/redis';
 import { AgentMemory } from './memory/agent-memory';
 import { assertMigrated, Neo4jGraphCensus, REPO_ROOT, runMigrations } from './migrate';
 import { FailoverWorkingStore, MemoryWorkingStore, RedisWorkingStore } from './working';
-import { ChatTextGenerator, HttpReranker, HybridRecallEngine, LlmReranker, Neo4jReinforcer, recallSettingsFrom, type ProfileSource, type RecallSource } from './retrieval';
+import { ChatTextGenerator, HttpReranker, HybridRecallEngine, LlmReranker, StoreReinforcer, recallSettingsFrom, type ProfileSource, type RecallSource } from './retrieval';
 import { createDefaultSources } from './retrieval/sources';
 import { Neo4jSemanticStore, Neo4jSemanticUpkeep } from './semantic';
 import { Neo4jProceduralStore, PgToolInvocationLog } from './procedural';
@@ -40,7 +40,7 @@ export interface Mnemograph {
   knowledgeEmbedder: BackgroundEmbedder<{ label: 'Entity' | 'Fact'; id: string; text: string }>;
   working: FailoverWorkingStore;
   /** Batched access-count writer of the read path (flush() in tests). */
-  reinforcer: Neo4jReinforcer;
+  reinforcer: StoreReinforcer;
   /** The semantic store, for jobs that work across users (promotion candidates, pending embeddings). */
   semanticStore: Neo4jSemanticStore;
   /** Extraction, observations and the worker's jobs (src/extraction, src/observations, src/worker). */
@@ -123,7 +123,6 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
   const backgroundEmbedder = new BackgroundEmbedder(turnBacklog(episodic), embedder, log);
   if (opts.backgroundEmbedding !== false) backgroundEmbedder.start();
 
-  const reinforcer = new Neo4jReinforcer(neo4j, log);
   // The worker's promote job reads candidates straight from the store (across users).
   const semanticStore = new Neo4jSemanticStore(neo4j);
   // Facts and entities normally embed on write; this catches those written while it failed.
@@ -143,12 +142,13 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
   const goalStore = new Neo4jGoalStore(neo4j);
   const toolLog = new PgToolInvocationLog(pools.primary);
   const profileStore = new PgProfileStore(pools.primary);
+  const reinforcer = new StoreReinforcer({ episodic, semantic: semanticStore, procedural: proceduralStore, goals: goalStore }, log);
   const recallSettings = recallSettingsFrom(config.recall);
   // Every LLM call's tokens and cost (extraction, recall) go to llm_usage.
   const usageSink = new PgUsageSink(pools.primary);
   const generator = config.recallLlm ? new ChatTextGenerator(createChatModel(config.recallLlm), log, usageSink) : undefined;
   // Facts, entities, strategies, goals and the profile come from their stores unless replaced.
-  const defaults = createDefaultSources({ neo4j, semantic: semanticStore, procedural: proceduralStore, goals: goalStore, settings: recallSettings, pg: pools.primary, profiles: profileStore });
+  const defaults = createDefaultSources({ semantic: semanticStore, procedural: proceduralStore, goals: goalStore, settings: recallSettings, pg: pools.primary, profiles: profileStore });
   const recall = new HybridRecallEngine({
     episodic,
     embedder,

@@ -43,7 +43,8 @@ export const OWNERS: Readonly<Record<string, Owner>> = {
     labels: ['Entity', 'Fact'],
     relationships: ['HAS_ENTITY', 'HAS_FACT', 'ABOUT', 'DERIVED_FROM', 'MENTIONS', 'SUPERSEDES', 'CONTRADICTS', 'PROMOTED_FROM'],
     tables: [],
-    reads: ['User', 'Conversation', 'Turn'],
+    // Turns: a fact's DERIVED_FROM source and recall's metadata filter on an entity's conversations.
+    reads: ['User', 'Conversation', 'Turn', 'HAS_TURN'],
     generic: 'typed relationships between two entities have caller-chosen types ($($type))',
   },
   procedural: {
@@ -51,7 +52,8 @@ export const OWNERS: Readonly<Record<string, Owner>> = {
     labels: ['Strategy', 'Tool', 'ToolInvocation'],
     relationships: ['HAS_STRATEGY', 'INVOKED', 'USED_TOOL', 'USES_TOOL', 'SUCCEEDED_IN', 'FAILED_IN'],
     tables: ['tool_invocations'],
-    reads: ['User', 'Conversation', 'HAS_CONVERSATION'],
+    // Recall's metadata filter matches the turns of the conversations a strategy came from.
+    reads: ['User', 'Conversation', 'HAS_CONVERSATION', 'Turn', 'HAS_TURN'],
   },
   goals: {
     files: ['src/goals/'],
@@ -93,6 +95,15 @@ export const OWNERS: Readonly<Record<string, Owner>> = {
     relationships: [],
     tables: ['llm_usage'],
   },
+  // Not an owner of data: the access-count write (src/retrieval/reinforcement.ts) as a template
+  // that each store owning a recalled label runs for its own label only.
+  'access-count template': {
+    files: ['src/infra/access-count.ts'],
+    labels: [],
+    relationships: [],
+    tables: [],
+    generic: 'the label is the calling store’s own (addAccessCountsCypher(label) in each owner)',
+  },
   migrate: {
     files: ['src/migrate/'],
     labels: ['SchemaMigration', 'EmbeddingModel'],
@@ -102,14 +113,3 @@ export const OWNERS: Readonly<Record<string, Owner>> = {
     generic: 'schema work: backfills and re-embedding per label, counts from the catalog',
   },
 };
-
-/**
- * Files that still hold another owner's queries, until the recall refactoring moves them
- * into the owning stores (issue #16: recall as an open pipeline). Delete each entry as its
- * file moves; the check then covers it like any other file.
- */
-export const NOT_YET_MOVED: readonly string[] = [
-  'src/retrieval/sources/narrowing.ts',
-  'src/retrieval/sources/presence.ts',
-  'src/retrieval/reinforcement.ts',
-];

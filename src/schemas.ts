@@ -30,11 +30,3 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what:
   const first = issues[0]!;
   throw new ValidationError(`invalid ${what}: ${first.path} ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`, { issues });
 }
-
-/** Accesses to add to one node (reinforcement): `n` more, the last at `at` (ISO); ignored unless the node is `userId`'s. */
-export interface AccessCount {
-  id: string;
-  userId: string;
-  n: number;
-  at: string;
-}

@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import type { TurnMetadata, TurnRoleSchema } from './schema';
 import type { AccessScope } from '../access';
-import type { AccessCount } from '../schemas';
+import type { AccessCount } from '../infra/access-count';
+import type { SearchTerm } from '../infra/fulltext-scope';
 
 export * from './schema';
 
@@ -66,16 +67,21 @@ export interface NewTurn {
   embedding?: number[];
 }
 
-export interface TurnQuery {
-  userId: string;
-  channels: string[];
+/** What a search of the turns in a scope is narrowed by: a time range and exact metadata. */
+export interface TurnWindow {
   /** Only turns at or after this instant. */
   since?: string;
+  /** Only turns at or before this instant. */
   until?: string;
-  limit: number;
-  /** Exact-match metadata filters (used by the recall queries). */
   filters?: TurnFilters;
 }
+
+/** A turn search: its window and how many hits to return. */
+export interface TurnSearch extends TurnWindow {
+  limit: number;
+}
+
+export type { SearchTerm };
 
 /** Metadata a recall can be narrowed by; each given key must match exactly. */
 export interface TurnFilters {
@@ -102,35 +108,43 @@ export interface EpisodicStore {
   getConversation(scope: AccessScope, conversationId: string): Promise<Turn[]>;
   /** The user's unarchived turns of `scope.channels` between `since` and `until`, newest first, at most `limit`. */
   getRecentTurns(scope: AccessScope, q: { since?: string; until?: string; limit: number }): Promise<Turn[]>;
-  /** Approximate nearest turns of one user, over-fetching to survive post-filtering. */
-  vectorSearch(embedding: number[], q: TurnQuery): Promise<ScoredTurn[]>;
   /**
-   * Keyword (BM25) search over content and search text with a Lucene query that this store
-   * scopes to the user's channels inside the index (`scope_key`), so other users' turns never
-   * compete for the limit. Best first. The query text must already be Lucene-safe.
+   * Keyword (BM25) search of the turns `scope` may read, over content and search text: any of
+   * the terms (plain words, weighted; the store makes them Lucene-safe and requires the
+   * scope's keys inside the index, `scope_key`, so other users' turns never compete for the
+   * limit). Best first, at most `limit`; [] when no word is left to search for.
    */
-  fulltextSearch(luceneQuery: string, q: TurnQuery): Promise<TurnHit[]>;
+  fulltextSearch(terms: readonly SearchTerm[], scope: AccessScope, q: TurnSearch): Promise<TurnHit[]>;
   /**
-   * The names that speak in the user's conversations (`speaker` of their turns, kept on
-   * the User node as turns are written, up to 200), so recall can tell a question's person
+   * The names that speak in the scope's user's conversations (`speaker` of their turns, kept
+   * on the User node as turns are written, up to 200), so recall can tell a question's person
    * from its topic. One seek, however many conversations the user has.
    */
-  speakers(userId: string): Promise<string[]>;
+  speakers(scope: AccessScope): Promise<string[]>;
   /**
-   * Nearest turns by cosine similarity, best first: the vector index with over-fetch, and an
-   * exact scan of the user's turns when the index's neighbours are mostly other users'.
-   * At least `limit` when the user has that many, and up to twice it: the user's turns the
-   * index's over-fetch reached anyway (a deeper list costs recall nothing and ranks better).
-   * Hits are light (no content); fetch the ones you keep with getTurnsByIds.
+   * Nearest turns of the scope by cosine similarity (Neo4j's (1 + cos) / 2), best first.
+   * Hits (recall): the vector index; when its neighbours hold fewer than `limit` of the
+   * user's turns (other users', or outside the window), an exact scan of a user with up to
+   * 2,000 turns, the index again 8× wider for a larger one. At least `limit` when the user
+   * has that many, and up to twice it: the user's turns the index reached anyway (a deeper
+   * list costs nothing and ranks better). Light (no content); hydrate with getTurnsByIds.
+   * With `content: true` (the facade's vectorSearch): whole turns, at most `limit`; the index
+   * (k 4× the limit, at least 100) and, when it reaches too few, an exact scan.
    */
-  similarTurns(embedding: number[], q: TurnQuery): Promise<TurnHit[]>;
-  /** The given turns of one user that pass the query's channel, time and metadata filters. */
-  getTurnsByIds(ids: string[], q: Omit<TurnQuery, 'limit'>): Promise<Turn[]>;
+  similarTurns(embedding: number[], scope: AccessScope, q: TurnSearch): Promise<TurnHit[]>;
+  similarTurns(embedding: number[], scope: AccessScope, q: TurnSearch & { content: true }): Promise<ScoredTurn[]>;
+  /** The given turns that `scope` may read and that pass the window, in no particular order; unknown ids are left out. */
+  getTurnsByIds(ids: string[], scope: AccessScope, q: TurnWindow): Promise<Turn[]>;
   /** Turns still waiting for an embedding, oldest first. */
   pendingEmbeddings(limit: number): Promise<Array<{ id: string; content: string }>>; // content: the text to embed (speaker-prefixed)
   /** Stores embeddings; a turn whose id is gone is skipped. */
   setEmbeddings(rows: Array<{ id: string; embedding: number[] }>): Promise<number>;
   countPendingEmbeddings(): Promise<number>;
+
+  // Recall support (called by src/retrieval).
+
+  /** Adds recall access counts to the given turns (see AccessCount); a turn not owned by the row's user is skipped. Returns the turns touched. */
+  addAccessCounts(rows: AccessCount[]): Promise<number>;
 }
 
 /** The Postgres turn log (conversation_logs): a time-series copy of every turn. */
@@ -196,9 +210,4 @@ export interface ConversationUpkeep {
   archiveIdle(p: { now: string; days: number; limit: number; userIds: readonly string[] | null }): Promise<number>;
   /** How many conversations wait for consolidation and the last activity of the oldest (ISO), for metrics. */
   consolidationBacklog(): Promise<{ oldest: string | null; conversations: number }>;
-  /**
-   * Adds accesses (reinforcement): access_count + n and last_accessed moved forward only;
-   * a row whose node is not its user's is ignored. Returns how many turns were touched.
-   */
-  addAccessCounts(rows: AccessCount[]): Promise<number>;
 }

@@ -1,5 +1,4 @@
 import type { CypherRunner } from '../infra/neo4j';
-import type { AccessCount } from '../schemas';
 import type { ConsolidationTurn, ConversationUpkeep, PatternCandidate, UnconsolidatedConversation } from './contract';
 
 const TAG = (op: string) => ({ subsystem: 'episodic', op });
@@ -65,16 +64,7 @@ RETURN count(c) AS n`;
 const CONSOLIDATION_BACKLOG = `MATCH (c:Conversation) WHERE c.consolidated IS NULL OR coalesce(c.consolidated_through, -1) < c.turn_count - 1
   RETURN toString(min(c.last_turn_at)) AS oldest, count(c) AS n`;
 
-// $rows: [{id, userId, n, at}] -> {n}: access_count + n, last_accessed moved forward; the user check
-// keeps a forged id from touching someone else's node
-const ADD_ACCESSES = `
-UNWIND $rows AS r
-MATCH (n:Turn {id: r.id}) WHERE n.user_id = r.userId
-SET n.access_count = coalesce(n.access_count, 0) + r.n,
-    n.last_accessed = CASE WHEN n.last_accessed IS NULL OR n.last_accessed < datetime(r.at) THEN datetime(r.at) ELSE n.last_accessed END
-RETURN count(n) AS n`;
-
-/** ConversationUpkeep over Neo4j: the worker's reads and checkpoints on Conversation and Turn nodes, and turn access counts. */
+/** ConversationUpkeep over Neo4j: the worker's reads and checkpoints on Conversation and Turn nodes. */
 export class Neo4jConversationUpkeep implements ConversationUpkeep {
   constructor(private readonly db: CypherRunner) {}
 
@@ -113,10 +103,5 @@ export class Neo4jConversationUpkeep implements ConversationUpkeep {
   async consolidationBacklog(): Promise<{ oldest: string | null; conversations: number }> {
     const r = (await this.db.read<{ oldest: string | null; n: number }>(CONSOLIDATION_BACKLOG, {}, TAG('consolidation-backlog')))[0];
     return { oldest: r?.oldest ?? null, conversations: r?.n ?? 0 };
-  }
-
-  async addAccessCounts(rows: AccessCount[]): Promise<number> {
-    if (rows.length === 0) return 0;
-    return (await this.db.write<{ n: number }>(ADD_ACCESSES, { rows }, TAG('addAccessCounts')))[0]?.n ?? 0;
   }
 }

@@ -1,9 +1,11 @@
 import type { ManagedTransaction } from 'neo4j-driver';
+import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
 import { MAX_OVERFETCH, indexOrFallback, type CypherRunner } from '../infra/neo4j';
 import { ValidationError } from '../errors';
 import { scopeKey, turnId, type AccessScope } from '../access';
+import { luceneTerms, scopedLuceneQuery } from '../infra/fulltext-scope';
 import { TIME_MENTION_CYPHER, turnFlags } from './prepare';
-import type { EpisodicStore, NewTurn, ScoredTurn, StoreTurnResult, Turn, TurnHit, TurnQuery } from './contract';
+import type { EpisodicStore, NewTurn, TurnFilters, ScoredTurn, SearchTerm, StoreTurnResult, Turn, TurnHit, TurnSearch, TurnWindow } from './contract';
 
 const TAG = (op: string) => ({ subsystem: 'episodic', op });
 
@@ -125,12 +127,27 @@ MATCH (t:Turn) WHERE t.user_id = $userId AND t.timestamp >= datetime($since) AND
 RETURN ${TURN} AS turn ORDER BY t.timestamp DESC, t.index DESC LIMIT toInteger($limit)`;
 
 
+// Turn `t` matches recall's exact-match metadata filters $source, $sessionId, $connectionId,
+// $contextType (null = any; see turnFilterParams).
+const TURN_METADATA_MATCH = `($source IS NULL OR t.source = $source) AND ($sessionId IS NULL OR t.session_id = $sessionId)
+  AND ($connectionId IS NULL OR t.connection_id = $connectionId) AND ($contextType IS NULL OR t.context_type = $contextType)`;
+
 // The recall filters every search below shares: $userId, $channels, $since, $until and the
-// optional exact-match metadata $source, $sessionId, $connectionId, $contextType (null = any).
+// metadata filters of TURN_METADATA_MATCH.
 const RECALL_FILTER = `t.user_id = $userId AND t.channel IN $channels AND NOT t.archived
   AND t.timestamp >= datetime($since) AND t.timestamp <= datetime($until)
-  AND ($source IS NULL OR t.source = $source) AND ($sessionId IS NULL OR t.session_id = $sessionId)
-  AND ($connectionId IS NULL OR t.connection_id = $connectionId) AND ($contextType IS NULL OR t.context_type = $contextType)`;
+  AND ${TURN_METADATA_MATCH}`;
+
+/**
+ * Cypher predicate: turn `t` is the user's ($userId) and matches recall's metadata filters
+ * (TURN_METADATA_MATCH, parameters from turnFilterParams). The semantic and procedural stores
+ * narrow facts, entities and strategies by the turns they came from with it.
+ */
+export const TURN_MATCHES_FILTERS = `t.user_id = $userId
+  AND ${TURN_METADATA_MATCH}`;
+
+// $rows: [AccessCount] -> {n}: recall's access counts (reinforcement)
+const ADD_ACCESS_COUNTS = addAccessCountsCypher('Turn');
 
 // Projection of a search hit: only what ranking needs (content is fetched for the winners).
 // `asks` and `dated` are stored with the turn (turnFlags); a turn stored before they were is
@@ -148,7 +165,7 @@ WHERE ${RECALL_FILTER}
 RETURN ${HIT}, score ORDER BY score DESC LIMIT toInteger($limit)`;
 
 // Vector search over one user's turns, with either projection: the ranking fields (HIT) for
-// recall, or whole turns (`${TURN} AS turn`) for the facade's vectorSearch.
+// recall, or whole turns (`${TURN} AS turn`) for the facade's vectorSearch (similarTurns with content).
 // $k, $embedding, $limit, RECALL_FILTER params -> {projection, score} from the (unfiltered) vector index
 const vectorIndexQuery = (projection: string) => `
 CALL db.index.vector.queryNodes('turn_embeddings', toInteger($k), $embedding) YIELD node AS t, score
@@ -329,35 +346,39 @@ export class Neo4jEpisodicStore implements EpisodicStore {
     return rows.map((r) => toTurn(r.turn));
   }
 
-  async vectorSearch(embedding: number[], q: TurnQuery): Promise<ScoredTurn[]> {
-    // The index first; when it reaches too few of this user's turns, score theirs exactly.
-    const params = { embedding, ...recallParams(q) };
-    const rows = await indexOrFallback(
-      q.limit,
-      (k) => this.db.read<{ turn: TurnRow; score: number }>(VECTOR_SEARCH, { ...params, k }, TAG('vectorSearch')),
-      () => this.db.read<{ turn: TurnRow; score: number }>(VECTOR_SCAN_TURNS, params, TAG('vectorSearchExact')),
-    );
-    return rows.map((r) => ({ turn: toTurn(r.turn), score: r.score }));
-  }
-
-  async speakers(userId: string): Promise<string[]> {
-    const [row] = await this.db.read<{ speakers: string[] }>(SPEAKERS, { userId }, TAG('speakers'));
+  async speakers(scope: AccessScope): Promise<string[]> {
+    const [row] = await this.db.read<{ speakers: string[] }>(SPEAKERS, { userId: scope.userId }, TAG('speakers'));
     return row?.speakers ?? [];
   }
 
-  async fulltextSearch(luceneQuery: string, q: TurnQuery): Promise<TurnHit[]> {
+  async fulltextSearch(terms: readonly SearchTerm[], scope: AccessScope, q: TurnSearch): Promise<TurnHit[]> {
+    const query = scopedLuceneQuery(scope, luceneTerms(terms));
+    if (!query) return [];
     const index = 'turn_content_fulltext';
     // Lucene applies the owner clause; time and metadata filters apply after its limit,
     // so ask it for more when they are present.
     const narrowed = q.since !== undefined || q.until !== undefined || hasFilters(q);
     const k = narrowed ? Math.min(q.limit * 10, MAX_OVERFETCH) : q.limit;
-    return this.db.read<TurnHit>(FULLTEXT_SEARCH, { index, query: luceneQuery, k, ...recallParams(q) }, TAG('fulltextSearch'));
+    return this.db.read<TurnHit>(FULLTEXT_SEARCH, { index, query, k, ...recallParams(scope, q) }, TAG('fulltextSearch'));
   }
 
-  async similarTurns(embedding: number[], q: TurnQuery): Promise<TurnHit[]> {
+  similarTurns(embedding: number[], scope: AccessScope, q: TurnSearch): Promise<TurnHit[]>;
+  similarTurns(embedding: number[], scope: AccessScope, q: TurnSearch & { content: true }): Promise<ScoredTurn[]>;
+  async similarTurns(embedding: number[], scope: AccessScope, q: TurnSearch & { content?: boolean }): Promise<TurnHit[] | ScoredTurn[]> {
+    if (q.content) {
+      // Whole turns, exactly the limit: the index first; when it reaches too few of the
+      // user's turns, theirs are scored exactly.
+      const params = { embedding, ...recallParams(scope, q) };
+      const rows = await indexOrFallback(
+        q.limit,
+        (k) => this.db.read<{ turn: TurnRow; score: number }>(VECTOR_SEARCH, { ...params, k }, TAG('vectorSearch')),
+        () => this.db.read<{ turn: TurnRow; score: number }>(VECTOR_SCAN_TURNS, params, TAG('vectorSearchExact')),
+      );
+      return rows.map((r) => ({ turn: toTurn(r.turn), score: r.score }));
+    }
     // Up to twice the limit: the user's turns among the index's k neighbours cost nothing more.
-    const reach = { ...recallParams(q), limit: q.limit * 2 };
-    let small = this.smallUsers.get(q.userId);
+    const reach = { ...recallParams(scope, q), limit: q.limit * 2 };
+    let small = this.smallUsers.get(scope.userId);
     if (small !== true) {
       // The index's k is its search breadth and its cost (at 100k turns: k 30 ~17 ms, 60 ~21 ms,
       // 100 ~26 ms, 150 ~34 ms); twice the limit leaves room for the filter.
@@ -368,17 +389,17 @@ export class Neo4jEpisodicStore implements EpisodicStore {
       // filters). A small user is scanned exactly, complete and cheap; a larger one (whose
       // scan would take a second at 100k turns) gets the index again, wider.
       if (small === undefined) {
-        small = ((await this.db.read<{ n: number }>(COUNT_USER_TURNS, { userId: q.userId }, TAG('countUserTurns')))[0]?.n ?? 0) <= (this.opts.scanMaxTurns ?? SCAN_MAX_TURNS);
-        this.smallUsers.set(q.userId, small, Date.now() + SCAN_MEMO_MS);
+        small = ((await this.db.read<{ n: number }>(COUNT_USER_TURNS, { userId: scope.userId }, TAG('countUserTurns')))[0]?.n ?? 0) <= (this.opts.scanMaxTurns ?? SCAN_MAX_TURNS);
+        this.smallUsers.set(scope.userId, small, Date.now() + SCAN_MEMO_MS);
       }
       if (!small) return this.db.read<TurnHit>(VECTOR_SEARCH_SCOPED, { k: Math.min(k * WIDEN, 2_000), embedding, ...reach }, TAG('similarTurns'));
     }
     return this.db.read<TurnHit>(VECTOR_SCAN, { embedding, ...reach }, TAG('similarTurnsExact'));
   }
 
-  async getTurnsByIds(ids: string[], q: Omit<TurnQuery, 'limit'>): Promise<Turn[]> {
+  async getTurnsByIds(ids: string[], scope: AccessScope, q: TurnWindow): Promise<Turn[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.read<{ turn: TurnRow }>(TURNS_BY_IDS, { ids, ...recallParams({ ...q, limit: ids.length }) }, TAG('getTurnsByIds'));
+    const rows = await this.db.read<{ turn: TurnRow }>(TURNS_BY_IDS, { ids, ...recallParams(scope, { ...q, limit: ids.length }) }, TAG('getTurnsByIds'));
     return rows.map((r) => toTurn(r.turn));
   }
 
@@ -394,25 +415,34 @@ export class Neo4jEpisodicStore implements EpisodicStore {
     if (rows.length === 0) return 0;
     return (await this.db.write<{ n: number }>(SET_EMBEDDINGS, { rows }, TAG('setEmbeddings')))[0]?.n ?? 0;
   }
+
+  // ---------------------------------------------------------------- recall support
+
+  async addAccessCounts(rows: AccessCount[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    return (await this.db.write<{ n: number }>(ADD_ACCESS_COUNTS, { rows }, TAG('addAccessCounts')))[0]?.n ?? 0;
+  }
 }
 
-function hasFilters(q: TurnQuery): boolean {
+function hasFilters(q: TurnWindow): boolean {
   return Object.values(q.filters ?? {}).some((v) => v !== undefined);
 }
 
-/** Parameters of RECALL_FILTER (absent filters become null = "any") and of HIT. */
-function recallParams(q: TurnQuery): Record<string, unknown> {
-  const f = q.filters ?? {};
+/** Parameters of RECALL_FILTER (the scope's user and read channels; absent filters become null = "any") and of HIT. */
+function recallParams(scope: AccessScope, q: TurnSearch): Record<string, unknown> {
   return {
     timeMention: TIME_MENTION_CYPHER,
-    userId: q.userId,
-    channels: q.channels,
+    userId: scope.userId,
+    channels: scope.channels,
     since: q.since ?? MIN_TIME,
     until: q.until ?? MAX_TIME,
     limit: q.limit,
-    source: f.source ?? null,
-    sessionId: f.sessionId ?? null,
-    connectionId: f.connectionId ?? null,
-    contextType: f.contextType ?? null,
+    ...turnFilterParams(q.filters ?? {}),
   };
 }
+
+/** The metadata parameters of TURN_METADATA_MATCH and TURN_MATCHES_FILTERS (an absent filter is null: any). */
+export function turnFilterParams(f: TurnFilters): Record<string, string | null> {
+  return { source: f.source ?? null, sessionId: f.sessionId ?? null, connectionId: f.connectionId ?? null, contextType: f.contextType ?? null };
+}
+

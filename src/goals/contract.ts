@@ -2,7 +2,7 @@ import type { ClosedGoalStatus, GoalStatus } from './schema';
 
 export * from './schema';
 import type { AccessScope } from '../access';
-import type { AccessCount } from '../schemas';
+import type { AccessCount } from '../infra/access-count';
 
 /**
  * Goals: what the agent is working on for a user, with sub-goals and blockers.
@@ -94,16 +94,11 @@ export interface GoalStore {
    * or when no embedding is given. Most similar first, then as listActiveGoals; at most `limit`.
    */
   similarActiveGoals(scope: AccessScope, q: { embedding?: number[]; limit: number }): Promise<Array<{ goal: Goal; similarity: number | null }>>;
-}
 
-// ------------------------------------------------------------------ upkeep
+  // Recall support (called by src/retrieval).
 
-
-/** Cross-user writes on Goal nodes outside the facade: the one writer of their access counts. */
-export interface GoalUpkeep {
-  /**
-   * Adds accesses (reinforcement): access_count + n and last_accessed moved forward only;
-   * a row whose node is not its user's is ignored. Returns how many nodes were touched.
-   */
+  /** Whether the scope's user holds any goal (of any status) in `scope.channels` (an index seek). */
+  hasGoals(scope: AccessScope): Promise<boolean>;
+  /** Adds recall access counts to goals (see AccessCount); one not owned by the row's user is skipped. Returns the goals touched. */
   addAccessCounts(rows: AccessCount[]): Promise<number>;
 }

@@ -1,6 +1,7 @@
 import type { ManagedTransaction } from 'neo4j-driver';
 import { NotFoundError, ValidationError } from '../errors';
 import type { CypherRunner } from '../infra/neo4j';
+import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
 import { CLOSED_GOAL_STATUSES, type AddGoalResult, type ClosedGoalStatus, type CompleteGoalResult, type Goal, type GoalDetails, type GoalStore, type NewGoal } from './contract';
 import type { AccessScope } from '../access';
 
@@ -159,4 +160,23 @@ export class Neo4jGoalStore implements GoalStore {
       TAG('similarActiveGoals'),
     );
   }
+
+  // ---------------------------------------------------------------- recall support
+
+  async hasGoals(scope: AccessScope): Promise<boolean> {
+    return (await this.db.read<{ goal: boolean }>(HAS_GOALS, { userId: scope.userId, channels: scope.channels }, TAG('hasGoals')))[0]?.goal ?? false;
+  }
+
+  async addAccessCounts(rows: AccessCount[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    return (await this.db.write<{ n: number }>(ADD_ACCESS_COUNTS, { rows }, TAG('addAccessCounts')))[0]?.n ?? 0;
+  }
 }
+
+// ---------------------------------------------------------------- recall support
+
+// $userId, $channels -> {goal}: whether the user holds any goal in those channels (an index seek)
+const HAS_GOALS = `RETURN EXISTS { MATCH (n:Goal) WHERE n.user_id = $userId AND n.channel IN $channels } AS goal`;
+
+// $rows: [AccessCount] -> {n}
+const ADD_ACCESS_COUNTS = addAccessCountsCypher('Goal');

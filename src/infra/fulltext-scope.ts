@@ -4,6 +4,9 @@ import { readKeys, scopeKey, type AccessScope } from '../access';
 export { scopeKey };
 
 /**
+ * Lucene for the Neo4j stores' full-text indexes: the one place where query text becomes
+ * Lucene syntax. Only the Neo4j stores (neo4j-*-store.ts) import it; their callers pass words.
+ *
  * Owner scoping inside Lucene. Every user-owned node that a full-text index covers (Turn,
  * Fact, Entity, Strategy) carries `scope_key`, a token for its (user, channel), and the
  * index covers that property too; a query then requires one of the caller's keys, so the
@@ -15,9 +18,45 @@ export { scopeKey };
 /** The labels whose full-text index requires `scope_key` (cypher/003, 006). */
 export const SCOPED_LABELS = ['Turn', 'Fact', 'Entity', 'Strategy'] as const;
 
+/** A search word and its weight against the others (1 when absent). */
+export interface SearchTerm {
+  term: string;
+  weight?: number;
+}
+
+/** Lucene query-syntax characters: never passed through from user text. */
+const LUCENE_SPECIAL = /[+\-&|!(){}[\]^"~*?:\\/]/g;
+/** Operator words, dropped (the English analyzer drops them as stop words anyway). */
+const OPERATORS = new Set(['and', 'or', 'not', 'to']);
+const MAX_TERMS = 64;
+
 /**
- * `clause` (already escaped Lucene) among the nodes `scope` may read only (its read keys);
- * the scope adds nothing to the score. Null when there is nothing to search for.
+ * The Lucene-safe words of user text: query-syntax characters become spaces and operator
+ * words go, so "C++ (beta)? AND title:x" cannot raise a syntax error or inject an operator
+ * ("C", "beta", "title", "x"). In order, duplicates kept.
+ */
+export function luceneWords(text: string): string[] {
+  return text
+    .replace(LUCENE_SPECIAL, ' ')
+    .split(/\s+/)
+    .filter((t) => t.length > 0 && !OPERATORS.has(t.toLowerCase()));
+}
+
+/** Free text as a Lucene clause: its distinct safe words OR-ed (at most 64); '' when none is left. */
+export function luceneQuery(text: string, maxTerms = MAX_TERMS): string {
+  return [...new Set(luceneWords(text))].slice(0, maxTerms).join(' OR ');
+}
+
+/** Weighted keywords as one Lucene clause (any of them), each made safe; a weight other than 1 becomes `word^w`. */
+export function luceneTerms(terms: readonly SearchTerm[]): string {
+  return terms
+    .flatMap((t) => luceneWords(t.term).map((word) => (t.weight !== undefined && t.weight !== 1 ? `${word}^${String(Math.round(t.weight * 1000) / 1000)}` : word)))
+    .join(' ');
+}
+
+/**
+ * `clause` (already safe Lucene) among the nodes `scope` may read only (`readKeys`); the
+ * scope adds nothing to the score. Null when there is nothing to search for.
  */
 export function scopedLuceneQuery(scope: AccessScope, clause: string): string | null {
   if (clause.trim() === '' || scope.channels.length === 0) return null;

@@ -157,11 +157,10 @@ export class AgentMemory {
     }
     const scope = this.scope(q.userId, { channels: q.channels });
     return this.audited('vectorSearch', scope, q.query ?? '<embedding>', [...scope.channels], () =>
-      this.d.episodic.vectorSearch(embedding, {
-        userId: scope.userId,
-        channels: [...scope.channels],
+      this.d.episodic.similarTurns(embedding, scope, {
         since: q.timeWindowHours ? hoursAgo(q.timeWindowHours) : undefined,
         limit: q.topK,
+        content: true,
       }),
     );
   }

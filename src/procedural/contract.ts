@@ -2,7 +2,8 @@ import type { Json } from './schema';
 
 export * from './schema';
 import type { AccessScope } from '../access';
-import type { AccessCount } from '../schemas';
+import type { AccessCount } from '../infra/access-count';
+import type { TurnFilters } from '../episodic/contract';
 
 /**
  * Procedural memory: which tools an agent used, how they went, and the strategies
@@ -121,7 +122,7 @@ export interface ProceduralStore {
   getStrategy(scope: AccessScope, id: string): Promise<Strategy | null>;
   /** Nearest strategies by embedding in `scope.channels`, best first, over-fetching to survive the post-filter; score = cosine. */
   vectorSearchStrategies(scope: AccessScope, embedding: number[], limit: number): Promise<Array<{ strategy: Strategy; score: number }>>;
-  /** BM25 over description and context pattern (`strategy_text_scoped`, requiring the scope's read keys), best first; score = Lucene score. */
+  /** BM25 over description and context pattern (`strategy_text_scoped`, requiring the scope's read keys) for any word of `text` (plain text; the store makes it Lucene-safe), best first; score = Lucene score. */
   fullTextSearchStrategies(scope: AccessScope, text: string, limit: number): Promise<Array<{ strategy: Strategy; score: number }>>;
   /** success or failure count + 1, last_used = now. NotFoundError if not the caller's. */
   reinforceStrategy(scope: AccessScope, id: string, success: boolean): Promise<Strategy>;
@@ -129,6 +130,18 @@ export interface ProceduralStore {
   getToolStats(scope: AccessScope, q: { taskType?: string; toolName?: string; since?: string }): Promise<ToolStats[]>;
   /** The caller's invocations of a conversation, oldest first. */
   getInvocations(scope: AccessScope, conversationId: string): Promise<ToolInvocation[]>;
+
+  // Recall support (called by src/retrieval).
+
+  /** Whether the scope's user holds any strategy in `scope.channels` (an index seek). */
+  hasStrategies(scope: AccessScope): Promise<boolean>;
+  /**
+   * The ids among `ids` (the scope user's strategies) that SUCCEEDED_IN or FAILED_IN a conversation
+   * with a turn matching every given metadata filter; one query, in no particular order.
+   */
+  strategiesWithMatchingSource(scope: AccessScope, ids: string[], filters: TurnFilters): Promise<string[]>;
+  /** Adds recall access counts to strategies (see AccessCount); one not owned by the row's user is skipped. Returns the strategies touched. */
+  addAccessCounts(rows: AccessCount[]): Promise<number>;
 }
 
 /** The Postgres invocation log (`tool_invocations`). */
@@ -137,16 +150,4 @@ export interface ToolInvocationLog {
   append(scope: AccessScope, inv: NewInvocation): Promise<void>;
   /** The tool calls of one user's conversation in call order (turn, then time), for the patterns job. */
   callsOf(userId: string, conversationId: string): Promise<Array<{ toolName: string; success: boolean | null }>>;
-}
-
-// ------------------------------------------------------------------ upkeep
-
-
-/** Cross-user writes on Strategy nodes outside the facade: the one writer of their access counts. */
-export interface StrategyUpkeep {
-  /**
-   * Adds accesses (reinforcement): access_count + n and last_accessed moved forward only;
-   * a row whose node is not its user's is ignored. Returns how many nodes were touched.
-   */
-  addAccessCounts(rows: AccessCount[]): Promise<number>;
 }

@@ -1,8 +1,11 @@
 import type { ManagedTransaction } from 'neo4j-driver';
 import { NotFoundError, ValidationError } from '../errors';
 import { writeKey, type AccessScope } from '../access';
-import { scopedFulltextK, scopedLuceneQuery } from '../infra/fulltext-scope';
+import { luceneQuery, scopedFulltextK, scopedLuceneQuery } from '../infra/fulltext-scope';
 import { indexOrFallback, type CypherRunner } from '../infra/neo4j';
+import type { TurnFilters } from '../episodic/contract';
+import { TURN_MATCHES_FILTERS, turnFilterParams } from '../episodic/neo4j-episodic-store';
+import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
 import type { Json, LearnStrategyResult, NewInvocation, NewStrategy, ProceduralStore, RecordInvocationResult, Strategy, ToolInvocation, ToolStats } from './contract';
 
 const TAG = (op: string) => ({ subsystem: 'procedural', op });
@@ -233,8 +236,8 @@ export class Neo4jProceduralStore implements ProceduralStore {
     return found.map((r) => ({ strategy: toStrategy(r.strategy), score: r.score }));
   }
 
-  async fullTextSearchStrategies(scope: AccessScope, query: string, limit: number): Promise<Array<{ strategy: Strategy; score: number }>> {
-    const scoped = scopedLuceneQuery(scope, query);
+  async fullTextSearchStrategies(scope: AccessScope, text: string, limit: number): Promise<Array<{ strategy: Strategy; score: number }>> {
+    const scoped = scopedLuceneQuery(scope, luceneQuery(text));
     if (!scoped) return [];
     const { userId, channels } = scope;
     const found = await this.db.read<{ strategy: StrategyRow; score: number }>(
@@ -244,5 +247,34 @@ export class Neo4jProceduralStore implements ProceduralStore {
     );
     return found.map((r) => ({ strategy: toStrategy(r.strategy), score: r.score }));
   }
+
+  // ---------------------------------------------------------------- recall support
+
+  async hasStrategies(scope: AccessScope): Promise<boolean> {
+    return (await this.db.read<{ strategy: boolean }>(HAS_STRATEGIES, { userId: scope.userId, channels: scope.channels }, TAG('hasStrategies')))[0]?.strategy ?? false;
+  }
+
+  async strategiesWithMatchingSource(scope: AccessScope, ids: string[], filters: TurnFilters): Promise<string[]> {
+    if (ids.length === 0) return [];
+    return (await this.db.read<{ id: string }>(STRATEGIES_WITH_MATCHING_SOURCE, { userId: scope.userId, ids, ...turnFilterParams(filters) }, TAG('strategiesWithMatchingSource'))).map((r) => r.id);
+  }
+
+  async addAccessCounts(rows: AccessCount[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    return (await this.db.write<{ n: number }>(ADD_ACCESS_COUNTS, { rows }, TAG('addAccessCounts')))[0]?.n ?? 0;
+  }
 }
 
+// ---------------------------------------------------------------- recall support
+
+// $userId, $channels -> {strategy}: whether the user holds any strategy in those channels (an index seek)
+const HAS_STRATEGIES = `RETURN EXISTS { MATCH (n:Strategy) WHERE n.user_id = $userId AND n.channel IN $channels } AS strategy`;
+
+// $userId, $ids, $source, $sessionId, $connectionId, $contextType -> {id}: the strategies with a conversation holding a matching turn
+const STRATEGIES_WITH_MATCHING_SOURCE = `
+UNWIND $ids AS xid MATCH (s:Strategy {id: xid}) WHERE s.user_id = $userId
+  AND EXISTS { MATCH (s)-[:SUCCEEDED_IN|FAILED_IN]->(c:Conversation)-[:HAS_TURN]->(t:Turn) WHERE ${TURN_MATCHES_FILTERS} }
+RETURN s.id AS id`;
+
+// $rows: [AccessCount] -> {n}
+const ADD_ACCESS_COUNTS = addAccessCountsCypher('Strategy');

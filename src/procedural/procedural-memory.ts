@@ -7,7 +7,6 @@ import type { Logger } from '../infra/logger';
 import { LOCAL_PRINCIPAL, parseTurnId, principalScope, type AccessPrincipal, type AccessScope, type ScopeOptions } from '../access';
 import { IdSchema, UserIdSchema, parseInput } from '../schemas';
 import { embeddingForQuery, embeddingForWrite } from '../semantic/embed';
-import { luceneQuery } from '../semantic/lucene';
 import {
   FindStrategiesQuerySchema,
   InvocationInputSchema,
@@ -153,7 +152,7 @@ export class ProceduralMemory {
     const embedding = await embeddingForQuery(this.d.embedder, q.task, undefined);
     const [vector, text] = await Promise.all([
       this.d.store.vectorSearchStrategies(scope, embedding, candidates),
-      this.d.store.fullTextSearchStrategies(scope, luceneQuery(q.task), candidates),
+      this.d.store.fullTextSearchStrategies(scope, q.task, candidates),
     ]);
     const result = fuseStrategies([vector, text], q.topK, q.minSuccessRate);
     this.d.audit.logRead({

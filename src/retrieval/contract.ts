@@ -1,3 +1,4 @@
+import type { AccessScope } from '../access';
 import type { Turn, TurnFilters } from '../episodic/contract';
 import type { ParsedRecallQuery, Techniques } from './schema';
 
@@ -46,8 +47,8 @@ export interface RecalledItem extends RecallItem {
 
 /** What a source is asked: the same scope and filters as the turns. */
 export interface SourceRequest {
-  userId: string;
-  channels: string[];
+  /** Whose memory, and which channels, the source may read. */
+  scope: AccessScope;
   query: string;
   /** The query embedding, when the embedder answered. */
   embedding?: number[];
@@ -110,8 +111,12 @@ export interface TextGenerator {
 
 /** The read path behind `AgentMemory.remember()`. */
 export interface RecallEngine {
-  /** Answers a validated query. Never throws for a failing optional source or signal. */
-  recall(q: ParsedRecallQuery): Promise<MemoryBundle>;
+  /**
+   * Answers a validated query for `scope` (whose turns and knowledge may be read; built from
+   * `q.userId` and `q.channels`, plus `_global`, when absent). Every list best first. Never
+   * throws for a failing optional source or signal: it is listed in `degraded`.
+   */
+  recall(q: ParsedRecallQuery, scope?: AccessScope): Promise<MemoryBundle>;
 }
 
 /** Source weights (seed 003): how much each kind counts when sources are ranked together. */

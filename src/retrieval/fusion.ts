@@ -151,3 +151,9 @@ export function sortByScore<T extends { score: number }>(items: T[]): T[] {
     .sort((a, b) => b.item.score - a.item.score || a.i - b.i)
     .map((x) => x.item);
 }
+
+/** `n` rounded to `digits` decimals (scores and timings as the bundle reports them). */
+export function round(n: number, digits = 2): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}

@@ -1,9 +1,12 @@
 export * from './contract';
-export { HybridRecallEngine, feedbackTerms, type RecallEngineDeps } from './recall-engine';
-export { Neo4jReinforcer } from './reinforcement';
+export { HybridRecallEngine, type RecallEngineDeps } from './recall-engine';
+export { feedbackTerms, TURN_GENERATORS } from './generators';
+export { TURN_STAGES } from './stages';
+export type { CandidateGenerator, RankInput, TurnCandidate, TurnRecall, TurnStage } from './turn-pipeline';
+export { StoreReinforcer, type AccessCountWriters } from './reinforcement';
 export { formatContext, type FormatOptions } from './format-context';
 export { weightedRrf, smoothNeighbours, capPerGroup, recencyScore } from './fusion';
-export { buildLuceneQuery, escapeLucene, keywords, luceneTerms } from './query-text';
+export { keywords } from './query-text';
 export { parseTimeHint } from './self-query';
 export { recallSettingsFrom } from './settings';
 export { HttpReranker, LlmReranker, rankedIndexes, type Reranker } from './rerank';

@@ -4,10 +4,8 @@
  * Question words, auxiliaries and pronouns carry no topic, yet Lucene's English stop list
  * keeps most of them ("what", "did", "she"...), and in conversational text they are common
  * enough to drown the content words; so they are dropped before the query is built.
+ * Lucene syntax is the stores' business (src/infra/fulltext-scope.ts): these are plain words.
  */
-import { scopedLuceneQuery } from '../infra/fulltext-scope';
-import { userScope } from '../access';
-
 const QUERY_STOPWORDS = new Set(
   (
     'a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with ' +
@@ -18,14 +16,6 @@ const QUERY_STOPWORDS = new Set(
     'tell know remember say said mention mentioned ask asked'
   ).split(/\s+/),
 );
-
-/** Lucene query-syntax characters, escaped when user text is placed in a query. */
-const LUCENE_SPECIAL = /[+\-!(){}[\]^"~*?:\\/&|]/g;
-
-/** Escapes Lucene's special characters (and lowercases operator words) in user text. */
-export function escapeLucene(text: string): string {
-  return text.replace(LUCENE_SPECIAL, (c) => `\\${c}`).replace(/\b(AND|OR|NOT|TO)\b/g, (w) => w.toLowerCase());
-}
 
 /** Lower-cased word tokens (letters and digits) of `text`, in order. */
 export function words(text: string): string[] {
@@ -86,28 +76,4 @@ const ASKS_WHEN =
  */
 export function asksWhen(query: string): boolean {
   return ASKS_WHEN.test(query);
-}
-
-/** Keywords as one Lucene clause (any of them), escaped; a keyword may carry a weight (`term^w`). */
-export function luceneTerms(terms: Array<{ term: string; weight?: number }>): string {
-  return terms
-    .filter((t) => t.term.length > 0)
-    .map((t) => {
-      const term = escapeLucene(t.term);
-      return t.weight !== undefined && t.weight !== 1 ? `${term}^${round(t.weight)}` : term;
-    })
-    .join(' ');
-}
-
-/**
- * A Lucene query for the keywords among the user's channels only (see
- * infra/fulltext-scope). Null when there is no keyword or channel.
- */
-export function buildLuceneQuery(userId: string, channels: string[], terms: Array<{ term: string; weight?: number }>): string | null {
-  return channels.length === 0 ? null : scopedLuceneQuery(userScope(userId, { channels }), luceneTerms(terms));
-}
-
-
-function round(n: number): string {
-  return String(Math.round(n * 1000) / 1000);
 }

@@ -1,36 +1,46 @@
-import type { CypherRunner } from '../infra/neo4j';
+import type { EpisodicStore } from '../episodic/contract';
+import type { GoalStore } from '../goals/contract';
+import type { AccessCount } from '../infra/access-count';
 import type { Logger } from '../infra/logger';
+import type { ProceduralStore } from '../procedural/contract';
+import type { SemanticStore } from '../semantic/contract';
 import { errorMessage } from '../errors';
 import type { RecallItemKind, Reinforcer } from './contract';
 
 type Kind = 'turn' | RecallItemKind;
 
-// One query per label (labels cannot be parameters). Each: $rows: [{id, userId, n, at}] -> {n}.
-// The user check keeps a forged id from touching someone else's node.
-const bump = (label: string) => `
-UNWIND $rows AS r
-MATCH (n:${label} {id: r.id}) WHERE n.user_id = r.userId
-SET n.access_count = coalesce(n.access_count, 0) + r.n,
-    n.last_accessed = CASE WHEN n.last_accessed IS NULL OR n.last_accessed < datetime(r.at) THEN datetime(r.at) ELSE n.last_accessed END
-RETURN count(n) AS n`;
-const BUMP: Record<Kind, string> = { turn: bump('Turn'), fact: bump('Fact'), entity: bump('Entity'), strategy: bump('Strategy'), goal: bump('Goal') };
+/** The stores that own what recall returns; each writes the access counts of its labels. */
+export interface AccessCountWriters {
+  episodic: Pick<EpisodicStore, 'addAccessCounts'>;
+  semantic: Pick<SemanticStore, 'addAccessCounts'>;
+  procedural: Pick<ProceduralStore, 'addAccessCounts'>;
+  goals: Pick<GoalStore, 'addAccessCounts'>;
+}
 
 /**
  * Reinforcement off the request path: `record` only counts in memory; a timer (or a full
- * queue) writes the counts in one UNWIND per label. Best effort by design: a failed batch is
+ * queue) writes the counts through the owning stores, one UNWIND per label. Best effort by design: a failed batch is
  * logged and dropped, because access counts are a ranking hint, not data.
  */
-export class Neo4jReinforcer implements Reinforcer {
-  private pending = new Map<Kind, Map<string, { id: string; userId: string; n: number; at: string }>>();
+export class StoreReinforcer implements Reinforcer {
+  private pending = new Map<Kind, Map<string, AccessCount>>();
+  private readonly write: Record<Kind, (rows: AccessCount[]) => Promise<number>>;
   private size = 0;
   private running: Promise<void> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
 
   constructor(
-    private readonly db: CypherRunner,
+    stores: AccessCountWriters,
     private readonly log: Logger,
     private readonly opts: { intervalMs?: number; maxQueued?: number } = {},
   ) {
+    this.write = {
+      turn: (rows) => stores.episodic.addAccessCounts(rows),
+      fact: (rows) => stores.semantic.addAccessCounts('fact', rows),
+      entity: (rows) => stores.semantic.addAccessCounts('entity', rows),
+      strategy: (rows) => stores.procedural.addAccessCounts(rows),
+      goal: (rows) => stores.goals.addAccessCounts(rows),
+    };
     this.timer = setInterval(() => void this.flush(), opts.intervalMs ?? 1_000);
     this.timer.unref();
   }
@@ -66,7 +76,7 @@ export class Neo4jReinforcer implements Reinforcer {
     this.size = 0;
     for (const [kind, rows] of batch) {
       try {
-        await this.db.write(BUMP[kind], { rows: [...rows.values()] }, { subsystem: 'retrieval', op: `reinforce.${kind}` });
+        await this.write[kind]([...rows.values()]);
       } catch (err) {
         this.log.warn({ subsystem: 'retrieval', kind, rows: rows.size, err: errorMessage(err) }, 'reinforcement batch dropped');
       }

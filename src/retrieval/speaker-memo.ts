@@ -1,3 +1,4 @@
+import type { AccessScope } from '../access';
 import { words } from './query-text';
 
 interface Entry {
@@ -17,20 +18,21 @@ export class SpeakerMemo {
   private readonly entries = new Map<string, Entry>();
 
   constructor(
-    private readonly read: (userId: string) => Promise<string[]>,
+    private readonly read: (scope: AccessScope) => Promise<string[]>,
     private readonly opts: { ttlMs?: number; maxUsers?: number; onRefreshError?: (err: unknown) => void } = {},
   ) {}
 
-  /** The user's speaker words; awaits the store only the first time (`load` reports that read, and may fail). */
-  async get(userId: string, load: (read: () => Promise<string[]>) => Promise<string[]>): Promise<Set<string>> {
+  /** The scope's user's speaker words; awaits the store only the first time (`load` reports that read, and may fail). */
+  async get(scope: AccessScope, load: (read: () => Promise<string[]>) => Promise<string[]>): Promise<Set<string>> {
+    const userId = scope.userId;
     const entry = this.entries.get(userId);
     if (!entry) {
-      const names = await load(() => this.read(userId));
+      const names = await load(() => this.read(scope));
       return this.set(userId, { words: new Set(names.flatMap(words)), readAt: Date.now(), refreshing: false }).words;
     }
     if (!entry.refreshing && Date.now() - entry.readAt >= (this.opts.ttlMs ?? 60_000)) {
       entry.refreshing = true;
-      this.read(userId)
+      this.read(scope)
         .then((names) => {
           for (const w of names.flatMap(words)) entry.words.add(w);
         })

@@ -2,7 +2,8 @@ import type { Certainty, TemporalTag } from './schema';
 
 export * from './schema';
 import type { AccessScope } from '../access';
-import type { AccessCount } from '../schemas';
+import type { AccessCount } from '../infra/access-count';
+import type { TurnFilters } from '../episodic/contract';
 
 /**
  * Semantic memory: entities (with aliases), facts (with confidence, provenance and a
@@ -349,6 +350,23 @@ export interface SemanticStore {
   /** Items whose embedding is pending (embedder failed at write time), for a retry. */
   pendingEmbeddings(limit: number): Promise<Array<{ label: 'Entity' | 'Fact'; id: string; text: string }>>;
   setEmbeddings(rows: Array<{ label: 'Entity' | 'Fact'; id: string; embedding: number[] }>): Promise<number>;
+
+  // Recall support (called by src/retrieval).
+
+  /** Whether the scope's user holds any fact, and any entity, in `scope.channels` (index seeks; no scan of the items). */
+  holdsKnowledge(scope: AccessScope): Promise<{ fact: boolean; entity: boolean }>;
+  /**
+   * The ids among `ids` (the user's facts) with a DERIVED_FROM turn matching every given
+   * metadata filter; one query, in no particular order.
+   */
+  factsWithMatchingSource(scope: AccessScope, ids: string[], filters: TurnFilters): Promise<string[]>;
+  /**
+   * The ids among `ids` (the user's entities) that a conversation MENTIONS with a turn
+   * matching every given metadata filter; one query, in no particular order.
+   */
+  entitiesWithMatchingSource(scope: AccessScope, ids: string[], filters: TurnFilters): Promise<string[]>;
+  /** Adds recall access counts to facts or entities (see AccessCount); a node not owned by the row's user is skipped. Returns the nodes touched. */
+  addAccessCounts(kind: 'fact' | 'entity', rows: AccessCount[]): Promise<number>;
 }
 
 // ------------------------------------------------------------------ upkeep (worker jobs)
@@ -399,9 +417,4 @@ export interface SemanticUpkeep {
    * when either is no longer active or they belong to different users.
    */
   mergeDuplicateFacts(keepId: string, dupId: string, now: string): Promise<number>;
-  /**
-   * Adds accesses to facts or entities (access_count + n, last_accessed moved forward only);
-   * a row whose node is not its user's is ignored. Returns how many nodes were touched.
-   */
-  addAccessCounts(kind: 'fact' | 'entity', rows: AccessCount[]): Promise<number>;
 }

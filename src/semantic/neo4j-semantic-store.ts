@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { ManagedTransaction } from 'neo4j-driver';
 import { NotFoundError, ValidationError } from '../errors';
 import { indexOrFallback, type CypherRunner } from '../infra/neo4j';
+import type { TurnFilters } from '../episodic/contract';
+import { TURN_MATCHES_FILTERS, turnFilterParams } from '../episodic/neo4j-episodic-store';
+import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
 import { GLOBAL_CHANNEL } from '../schemas';
 import type {
   CreateRelationshipResult,
@@ -25,10 +28,8 @@ import type {
   UpsertEntityResult,
 } from './contract';
 import { aliasesText, mergeAliases, mergedType, nameKeys, normalizeClaim, normalizeName, pickNameMatch, type ResolutionCandidate } from './names';
-import { scopedFulltextK, scopedLuceneQuery } from '../infra/fulltext-scope';
+import { luceneQuery, scopedFulltextK, scopedLuceneQuery } from '../infra/fulltext-scope';
 import { withChannels, writeKey, type AccessScope } from '../access';
-import { luceneQuery } from './lucene';
-import { ADD_ENTITY_ACCESSES, ADD_FACT_ACCESSES } from './neo4j-semantic-upkeep';
 
 const TAG = (op: string) => ({ subsystem: 'semantic', op });
 
@@ -825,12 +826,12 @@ export class Neo4jSemanticStore implements SemanticStore {
     const factIds = ids.factIds ?? [];
     const entityIds = ids.entityIds ?? [];
     if (factIds.length + entityIds.length === 0) return 0;
-    // One writer of access counts (SemanticUpkeep.addAccessCounts's queries), one transaction.
+    // The one access-count write (addAccessCounts's queries), both kinds in one transaction.
     const at = new Date().toISOString();
     const bump = (ids: string[]) => ids.map((id) => ({ id, userId: scope.userId, n: 1, at }));
     return this.db.writeTx(async (tx) => {
-      const nf = factIds.length ? ((await rows<{ n: number }>(tx, ADD_FACT_ACCESSES, { rows: bump(factIds) }))[0]?.n ?? 0) : 0;
-      const ne = entityIds.length ? ((await rows<{ n: number }>(tx, ADD_ENTITY_ACCESSES, { rows: bump(entityIds) }))[0]?.n ?? 0) : 0;
+      const nf = factIds.length ? ((await rows<{ n: number }>(tx, ADD_ACCESS_COUNTS.fact, { rows: bump(factIds) }))[0]?.n ?? 0) : 0;
+      const ne = entityIds.length ? ((await rows<{ n: number }>(tx, ADD_ACCESS_COUNTS.entity, { rows: bump(entityIds) }))[0]?.n ?? 0) : 0;
       return nf + ne;
     }, TAG('recordAccess'));
   }
@@ -880,6 +881,28 @@ export class Neo4jSemanticStore implements SemanticStore {
     if (factRows.length) n += (await this.db.write<{ n: number }>(SET_FACT_EMBEDDINGS, { rows: factRows }, TAG('setEmbeddings')))[0]?.n ?? 0;
     return n;
   }
+
+  // ---------------------------------------------------------------- recall support
+
+  async holdsKnowledge(scope: AccessScope): Promise<{ fact: boolean; entity: boolean }> {
+    const [row] = await this.db.read<{ fact: boolean; entity: boolean }>(HOLDS_KNOWLEDGE, { userId: scope.userId, channels: scope.channels }, TAG('holdsKnowledge'));
+    return { fact: row?.fact ?? false, entity: row?.entity ?? false };
+  }
+
+  async factsWithMatchingSource(scope: AccessScope, ids: string[], filters: TurnFilters): Promise<string[]> {
+    if (ids.length === 0) return [];
+    return (await this.db.read<{ id: string }>(FACTS_WITH_MATCHING_SOURCE, { userId: scope.userId, ids, ...turnFilterParams(filters) }, TAG('factsWithMatchingSource'))).map((r) => r.id);
+  }
+
+  async entitiesWithMatchingSource(scope: AccessScope, ids: string[], filters: TurnFilters): Promise<string[]> {
+    if (ids.length === 0) return [];
+    return (await this.db.read<{ id: string }>(ENTITIES_WITH_MATCHING_SOURCE, { userId: scope.userId, ids, ...turnFilterParams(filters) }, TAG('entitiesWithMatchingSource'))).map((r) => r.id);
+  }
+
+  async addAccessCounts(kind: 'fact' | 'entity', rows: AccessCount[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    return (await this.db.write<{ n: number }>(ADD_ACCESS_COUNTS[kind], { rows }, TAG('addAccessCounts')))[0]?.n ?? 0;
+  }
 }
 
 /** The thresholds a fact's measures fall short of, as readable reasons (empty: passes all). */
@@ -907,3 +930,25 @@ function entityParams(scope: AccessScope, q: EntityQuery): Record<string, unknow
   return { userId: scope.userId, channels: scope.channels, limit: q.limit, types: q.types && q.types.length > 0 ? q.types : null };
 }
 
+// ---------------------------------------------------------------- recall support
+
+// $userId, $channels -> {fact, entity}: whether the user holds any of each in those channels
+// (index seeks on (user_id, channel); no scan of the items)
+const HOLDS_KNOWLEDGE = `
+RETURN EXISTS { MATCH (n:Fact) WHERE n.user_id = $userId AND n.channel IN $channels } AS fact,
+       EXISTS { MATCH (n:Entity) WHERE n.user_id = $userId AND n.channel IN $channels } AS entity`;
+
+// $userId, $ids, $source, $sessionId, $connectionId, $contextType -> {id}: the facts with a matching source turn
+const FACTS_WITH_MATCHING_SOURCE = `
+UNWIND $ids AS xid MATCH (f:Fact {id: xid}) WHERE f.user_id = $userId
+  AND EXISTS { MATCH (f)-[:DERIVED_FROM]->(t:Turn) WHERE ${TURN_MATCHES_FILTERS} }
+RETURN f.id AS id`;
+
+// $userId, $ids, $source, $sessionId, $connectionId, $contextType -> {id}: the entities a conversation with a matching turn mentions
+const ENTITIES_WITH_MATCHING_SOURCE = `
+UNWIND $ids AS xid MATCH (e:Entity {id: xid}) WHERE e.user_id = $userId
+  AND EXISTS { MATCH (c:Conversation)-[:MENTIONS]->(e) MATCH (c)-[:HAS_TURN]->(t:Turn) WHERE ${TURN_MATCHES_FILTERS} }
+RETURN e.id AS id`;
+
+// Each: $rows: [AccessCount] -> {n}
+const ADD_ACCESS_COUNTS = { fact: addAccessCountsCypher('Fact'), entity: addAccessCountsCypher('Entity') } as const;

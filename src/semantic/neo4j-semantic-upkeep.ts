@@ -1,5 +1,4 @@
 import type { CypherRunner } from '../infra/neo4j';
-import type { AccessCount } from '../schemas';
 import type { DuplicateFactPair, SemanticUpkeep, UserFilter } from './contract';
 
 const TAG = (op: string) => ({ subsystem: 'semantic', op });
@@ -74,17 +73,6 @@ CALL (k, d) { MATCH (d)-[:DERIVED_FROM]->(t:Turn) MERGE (k)-[:DERIVED_FROM]->(t)
 CALL (k, d) { MATCH (d)-[:ABOUT]->(x:Entity) MERGE (k)-[:ABOUT]->(x) }
 RETURN count(k) AS n`;
 
-// $rows: [{id, userId, n, at}] -> {n}: access_count + n, last_accessed moved forward; the user check
-// keeps a forged id from touching someone else's node (one query per label: labels are not parameters)
-export const ADD_FACT_ACCESSES = `
-UNWIND $rows AS r
-MATCH (n:Fact {id: r.id}) WHERE n.user_id = r.userId
-SET n.access_count = coalesce(n.access_count, 0) + r.n,
-    n.last_accessed = CASE WHEN n.last_accessed IS NULL OR n.last_accessed < datetime(r.at) THEN datetime(r.at) ELSE n.last_accessed END
-RETURN count(n) AS n`;
-// $rows: [{id, userId, n, at}] -> {n}: the same for entities
-export const ADD_ENTITY_ACCESSES = ADD_FACT_ACCESSES.replace('(n:Fact {id: r.id})', '(n:Entity {id: r.id})');
-
 /** SemanticUpkeep over Neo4j: the worker's cross-user batches on Entity and Fact nodes. */
 export class Neo4jSemanticUpkeep implements SemanticUpkeep {
   constructor(private readonly db: CypherRunner) {}
@@ -107,10 +95,5 @@ export class Neo4jSemanticUpkeep implements SemanticUpkeep {
 
   async mergeDuplicateFacts(keepId: string, dupId: string, now: string): Promise<number> {
     return (await this.db.write<{ n: number }>(MERGE_DUPLICATE, { keepId, dupId, now }, TAG('merge-duplicate')))[0]?.n ?? 0;
-  }
-
-  async addAccessCounts(kind: 'fact' | 'entity', rows: AccessCount[]): Promise<number> {
-    if (rows.length === 0) return 0;
-    return (await this.db.write<{ n: number }>(kind === 'fact' ? ADD_FACT_ACCESSES : ADD_ENTITY_ACCESSES, { rows }, TAG('addAccessCounts')))[0]?.n ?? 0;
   }
 }

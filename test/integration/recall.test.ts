@@ -3,11 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { countTokens } from 'gpt-tokenizer/cjs/encoding/o200k_base';
 import { createMnemograph, type Mnemograph } from '../../src/container';
 import type { Embedder } from '../../src/embedding';
+import { userScope } from '../../src/access';
 import { Neo4jEpisodicStore } from '../../src/episodic';
 import type { CypherRunner } from '../../src/infra/neo4j';
 import { NEO4J_BACKFILLS } from '../../src/migrate/backfills';
 import { MnemographError, ValidationError } from '../../src/errors';
-import type { MemoryBundle, Techniques } from '../../src/retrieval';
+import { HybridRecallEngine, RecallQuerySchema, TURN_GENERATORS, TURN_STAGES, recallSettingsFrom, type CandidateGenerator, type MemoryBundle, type Techniques, type TurnStage } from '../../src/retrieval';
 import { startAnthropicServer, startOpenAIChatServer, type LlmServer } from '../support/llm-servers';
 import { eventually, testConfig, uid } from '../support/stack';
 
@@ -215,7 +216,7 @@ describe('remember', () => {
       ]);
       // Another user's speakers are not this user's.
       await r.memory.storeTurns([{ userId: uid('other'), conversationId: uid('c'), role: 'user', content: 'Hi.', metadata: { speaker: 'Zed' } }]);
-      expect((await new Neo4jEpisodicStore(r.neo4j).speakers(userId)).sort()).toEqual(['Caroline', 'Melanie']);
+      expect((await new Neo4jEpisodicStore(r.neo4j).speakers(userScope(userId))).sort()).toEqual(['Caroline', 'Melanie']);
       embedded.length = 0;
       // The user's speakers are read from their conversations: the first recall of this
       // instance already leaves the name out.
@@ -243,16 +244,16 @@ describe('remember', () => {
     await m.neo4j.write('MATCH (c:Conversation) WHERE c.user_id = $userId REMOVE c.speakers', { userId }, { subsystem: 'test', op: 'age' });
     await m.neo4j.write('MATCH (u:User {id: $userId}) REMOVE u.speakers', { userId }, { subsystem: 'test', op: 'age' });
     const episodic = new Neo4jEpisodicStore(m.neo4j);
-    expect(await episodic.speakers(userId)).toEqual([]);
+    expect(await episodic.speakers(userScope(userId))).toEqual([]);
     await NEO4J_BACKFILLS[7]!(m.neo4j);
     const lists = await m.neo4j.read<{ speakers: string[] }>('MATCH (c:Conversation) WHERE c.user_id = $userId RETURN c.speakers AS speakers ORDER BY size(c.speakers)', { userId }, { subsystem: 'test', op: 'read' });
     expect(lists.map((l) => l.speakers.length)).toEqual([0, 2]);
     // A user without its own list is read from the conversations' lists, until 008 fills it.
-    expect((await episodic.speakers(userId)).sort()).toEqual(['Caroline', 'Melanie']);
+    expect((await episodic.speakers(userScope(userId))).sort()).toEqual(['Caroline', 'Melanie']);
     await NEO4J_BACKFILLS[8]!(m.neo4j);
     const [user] = await m.neo4j.read<{ speakers: string[] }>('MATCH (u:User {id: $userId}) RETURN u.speakers AS speakers', { userId }, { subsystem: 'test', op: 'read' });
     expect([...user!.speakers].sort()).toEqual(['Caroline', 'Melanie']);
-    expect((await episodic.speakers(userId)).sort()).toEqual(['Caroline', 'Melanie']);
+    expect((await episodic.speakers(userScope(userId))).sort()).toEqual(['Caroline', 'Melanie']);
   });
 
   it("keeps a user's speakers on the User node as turns arrive, each once, from writers at once", async () => {
@@ -275,7 +276,7 @@ describe('remember', () => {
       { userId, conversationId: uid('c'), role: 'user', content: 'Two.', metadata: { speaker: 'Bo' } },
     ]);
     await m.memory.storeTurns([{ userId: uid('other'), conversationId: uid('c'), role: 'user', content: 'Hi.', metadata: { speaker: 'Zed' } }]);
-    expect([...(await new Neo4jEpisodicStore(m.neo4j).speakers(userId))].sort()).toEqual(['Ann', 'Bo', ...names].sort());
+    expect([...(await new Neo4jEpisodicStore(m.neo4j).speakers(userScope(userId)))].sort()).toEqual(['Ann', 'Bo', ...names].sort());
   });
 
   it('answers a first-person question from the user\'s own turns before the assistant\'s', async () => {
@@ -345,7 +346,7 @@ describe('remember', () => {
       };
       const store = new Neo4jEpisodicStore(recording, { scanMaxTurns });
       const found: number[] = [];
-      for (let round = 0; round < 2; round++) found.push((await store.similarTurns(embedding!, { userId, channels: ['_global'], limit: 10 })).length);
+      for (let round = 0; round < 2; round++) found.push((await store.similarTurns(embedding!, userScope(userId), { limit: 10 })).length);
       return { ops, found };
     };
     // 40 turns: small. After the index came back short, the size is counted once and the
@@ -678,5 +679,41 @@ describe('LLM techniques through the real SDKs (a local server speaking each pro
       expect(embedded).toEqual(['Which pet does the family have?']);
       expect(b.degraded).toEqual([expect.stringMatching(/^hyde: .*500.*; embedding the question itself$/), expect.stringMatching(/^expansion: .*500/)]);
     }, borrowed(embedded));
+  });
+});
+
+describe('the turn pipeline', () => {
+  it('takes a new candidate list and a new stage from its lists, each with its signal, timing and failure', async () => {
+    const userId = uid('u');
+    const [kayak, later] = [await store(userId, 'We rented a kayak at the lake'), await store(userId, 'Unrelated note about taxes')];
+    // A generator that finds the taxes turn by id (a list the keywords cannot produce), and one that fails.
+    const byId: CandidateGenerator = {
+      signal: 'pinned',
+      enabled: () => true,
+      weight: () => 1,
+      search: async (r) => (await new Neo4jEpisodicStore(m.neo4j).getTurnsByIds([later.id], r.scope, r.window)).map((t) => ({ ...t, speaker: null, asks: false, dated: false, score: 1 })),
+    };
+    const broken: CandidateGenerator = { signal: 'broken', enabled: () => true, weight: () => 1, search: () => Promise.reject(new Error('offline')) };
+    const pinnedFirst: TurnStage = {
+      name: 'pinnedFirst',
+      phase: 'score',
+      enabled: () => true,
+      apply: (cs) => cs.map((c) => (c.signals.pinned ? { ...c, score: c.score * 10, signals: { ...c.signals, pinnedFirst: { note: 'pinned' } } } : c)),
+    };
+    const engine = new HybridRecallEngine({
+      episodic: new Neo4jEpisodicStore(m.neo4j),
+      embedder: m.embedder,
+      settings: recallSettingsFrom(m.config.recall),
+      audit: m.audit,
+      log: m.log,
+      generators: [...TURN_GENERATORS, byId, broken],
+      stages: [...TURN_STAGES, pinnedFirst],
+    });
+    const b = await engine.recall(RecallQuerySchema.parse({ userId, query: 'kayak lake', techniques: KEYWORDS_ONLY }));
+    expect(b.turns.map((t) => t.turn.id)).toEqual([later.id, kayak.id]);
+    expect(b.turns[0]!.signals).toEqual({ pinned: { rank: 1, score: 1 }, pinnedFirst: { note: 'pinned' } });
+    expect(Object.keys(b.turns[1]!.signals)).toEqual(['fulltext']);
+    expect(b.degraded).toEqual(['broken: offline']);
+    expect(Object.keys(b.timings)).toEqual(expect.arrayContaining(['fulltext', 'pinned', 'broken', 'fuse', 'total']));
   });
 });

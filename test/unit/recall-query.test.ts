@@ -1,7 +1,6 @@
-import { feedbackTerms } from '../../src/retrieval/recall-engine';
+import { feedbackTerms } from '../../src/retrieval/generators';
 import { TIME_MENTION_CYPHER, turnFlags } from '../../src/episodic/prepare';
-import { scopeKey } from '../../src/infra/fulltext-scope';
-import { asksWhen, buildLuceneQuery, escapeLucene, keywords, statementForm, withoutWords } from '../../src/retrieval/query-text';
+import { asksWhen, keywords, statementForm, withoutWords } from '../../src/retrieval/query-text';
 import { parseTimeHint } from '../../src/retrieval/self-query';
 
 describe('keywords', () => {
@@ -74,23 +73,6 @@ describe('TIME_MENTION_CYPHER', () => {
   it('marks a turn that asks a question, as the Cypher rule did (trailing space ignored)', () => {
     expect(turnFlags('What did you paint? ').asks).toBe(true);
     expect(turnFlags('I asked: why? Then I left.').asks).toBe(false);
-  });
-});
-
-describe('buildLuceneQuery', () => {
-  it('requires one of the user’s scope keys (boost 0) and one of the terms', () => {
-    const [k1, k2] = [scopeKey('u', 'default'), scopeKey('u', '_global')];
-    expect(buildLuceneQuery('u', ['default', '_global'], [{ term: 'garden' }, { term: 'fence', weight: 0.3 }])).toBe(`+scope_key:(${k1} ${k2})^0 +(garden fence^0.3)`);
-  });
-
-  it('returns null without terms or channels', () => {
-    expect(buildLuceneQuery('u', ['default'], [])).toBeNull();
-    expect(buildLuceneQuery('u', [], [{ term: 'x' }])).toBeNull();
-  });
-
-  it('escapes query syntax so user text cannot change the query', () => {
-    expect(escapeLucene('a+b (c) "d" e:f OR g*')).toBe('a\\+b \\(c\\) \\"d\\" e\\:f or g\\*');
-    expect(buildLuceneQuery('u', ['default'], [{ term: 'x) OR scope_key:(other' }])).toBe(`+scope_key:(${scopeKey('u', 'default')} ${scopeKey('u', '_global')})^0 +(x\\) or scope_key\\:\\(other)`);
   });
 });
 

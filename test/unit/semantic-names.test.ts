@@ -1,4 +1,4 @@
-import { luceneQuery, mergeAliases, nameKeys, normalizeClaim, normalizeName, pickNameMatch, typesCompatible, belowThresholds } from '../../src/semantic';
+import { mergeAliases, nameKeys, normalizeClaim, normalizeName, pickNameMatch, typesCompatible, belowThresholds } from '../../src/semantic';
 import type { ResolutionCandidate } from '../../src/semantic/names';
 
 describe('normalizeName', () => {
@@ -66,14 +66,6 @@ describe('normalizeClaim', () => {
   it('folds case, spacing and end punctuation only', () => {
     expect(normalizeClaim('Alice  works at ACME.')).toBe(normalizeClaim('alice works at acme'));
     expect(normalizeClaim('Alice works at ACME')).not.toBe(normalizeClaim('Alice worked at ACME'));
-  });
-});
-
-describe('luceneQuery', () => {
-  it('escapes operators and syntax so user text cannot break or steer the query', () => {
-    expect(luceneQuery('C++ (beta)? AND title:"x"')).toBe('C OR beta OR title OR x');
-    expect(luceneQuery('   ')).toBe('');
-    expect(luceneQuery('a a b')).toBe('a OR b');
   });
 });
 

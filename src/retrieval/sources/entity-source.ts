@@ -2,7 +2,6 @@ import type { Entity, Relationship, SemanticStore } from '../../semantic/contrac
 import type { RecallItem, RecallSource, Signals, SourceRequest } from '../contract';
 import { candidateCount, fuseHybrid, searchText, type FusionSettings } from './hybrid';
 import { narrow, type ProvenanceFilter } from './narrowing';
-import { userScope } from '../../access';
 
 export interface EntitySourceDeps {
   store: Pick<SemanticStore, 'fullTextSearchEntities' | 'vectorSearchEntities' | 'expandEntities'>;
@@ -35,7 +34,7 @@ export class SemanticEntitySource implements RecallSource {
   constructor(private readonly d: EntitySourceDeps) {}
 
   async search(req: SourceRequest): Promise<RecallItem[]> {
-    const scope = userScope(req.userId, { channels: req.channels });
+    const scope = req.scope;
     const q = { limit: candidateCount(req) };
     const [ft, vec] = await Promise.all([
       this.d.store.fullTextSearchEntities(scope, searchText(req.query), q),

@@ -2,7 +2,6 @@ import type { Fact, SemanticStore } from '../../semantic/contract';
 import type { RecallItem, RecallSource, SourceRequest } from '../contract';
 import { candidateCount, fuseHybrid, searchText, type FusionSettings } from './hybrid';
 import { narrow, type ProvenanceFilter } from './narrowing';
-import { userScope } from '../../access';
 
 export interface FactSourceDeps {
   store: Pick<SemanticStore, 'fullTextSearchFacts' | 'vectorSearchFacts'>;
@@ -24,7 +23,7 @@ export class SemanticFactSource implements RecallSource {
   constructor(private readonly d: FactSourceDeps) {}
 
   async search(req: SourceRequest): Promise<RecallItem[]> {
-    const scope = userScope(req.userId, { channels: req.channels });
+    const scope = req.scope;
     const q = { limit: candidateCount(req) };
     const [ft, vec] = await Promise.all([
       this.d.store.fullTextSearchFacts(scope, searchText(req.query), q),

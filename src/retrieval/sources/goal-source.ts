@@ -3,7 +3,6 @@ import type { RecallItem, RecallSource, Signals, SourceRequest } from '../contra
 import { keywords, words } from '../query-text';
 import { round4 } from './hybrid';
 import { hasMetadataFilter, inTimeRange } from './narrowing';
-import { userScope } from '../../access';
 
 export interface GoalSourceDeps {
   store: Pick<GoalStore, 'similarActiveGoals'>;
@@ -26,7 +25,7 @@ export class GoalRecallSource implements RecallSource {
 
   async search(req: SourceRequest): Promise<RecallItem[]> {
     if (hasMetadataFilter(req.filters)) return [];
-    const found = await this.d.store.similarActiveGoals(userScope(req.userId, { channels: req.channels }), { embedding: req.embedding, limit: this.d.maxGoals ?? 50 });
+    const found = await this.d.store.similarActiveGoals(req.scope, { embedding: req.embedding, limit: this.d.maxGoals ?? 50 });
     const queryWords = keywords(req.query);
     const open = found.filter(({ goal }) => inTimeRange(goal.updatedAt, req));
     // Models spread cosines differently (e5 puts everything within 0.84-0.99), so similarity

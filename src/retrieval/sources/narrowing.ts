@@ -1,5 +1,7 @@
+import type { AccessScope } from '../../access';
 import type { TurnFilters } from '../../episodic/contract';
-import type { CypherRunner } from '../../infra/neo4j';
+import type { ProceduralStore } from '../../procedural/contract';
+import type { SemanticStore } from '../../semantic/contract';
 import type { RecallItemKind, SourceRequest } from '../contract';
 
 /**
@@ -10,48 +12,28 @@ import type { RecallItemKind, SourceRequest } from '../contract';
  * FAILED_IN. Goals record no provenance, so no goal matches a metadata filter.
  */
 export interface ProvenanceFilter {
-  /** The ids among `ids` (items of `kind` owned by `userId`) with a source turn matching `filters`. */
-  matching(kind: Exclude<RecallItemKind, 'goal'>, userId: string, ids: string[], filters: TurnFilters): Promise<Set<string>>;
+  /** The ids among `ids` (items of `kind` the scope's user owns) with a source turn matching `filters`. */
+  matching(kind: Exclude<RecallItemKind, 'goal'>, scope: AccessScope, ids: string[], filters: TurnFilters): Promise<Set<string>>;
 }
 
-const TURN_MATCHES = `t.user_id = $userId
-  AND ($source IS NULL OR t.source = $source) AND ($sessionId IS NULL OR t.session_id = $sessionId)
-  AND ($connectionId IS NULL OR t.connection_id = $connectionId) AND ($contextType IS NULL OR t.context_type = $contextType)`;
+/** The provenance queries of the stores that own the items. */
+export class StoreProvenanceFilter implements ProvenanceFilter {
+  constructor(
+    private readonly d: {
+      semantic: Pick<SemanticStore, 'factsWithMatchingSource' | 'entitiesWithMatchingSource'>;
+      procedural: Pick<ProceduralStore, 'strategiesWithMatchingSource'>;
+    },
+  ) {}
 
-// Each: $userId, $ids, $source, $sessionId, $connectionId, $contextType -> {id}: the items with a matching source turn
-const MATCHING: Record<Exclude<RecallItemKind, 'goal'>, string> = {
-  fact: `
-UNWIND $ids AS xid MATCH (f:Fact {id: xid}) WHERE f.user_id = $userId
-  AND EXISTS { MATCH (f)-[:DERIVED_FROM]->(t:Turn) WHERE ${TURN_MATCHES} }
-RETURN f.id AS id`,
-  entity: `
-UNWIND $ids AS xid MATCH (e:Entity {id: xid}) WHERE e.user_id = $userId
-  AND EXISTS { MATCH (c:Conversation)-[:MENTIONS]->(e) MATCH (c)-[:HAS_TURN]->(t:Turn) WHERE ${TURN_MATCHES} }
-RETURN e.id AS id`,
-  strategy: `
-UNWIND $ids AS xid MATCH (s:Strategy {id: xid}) WHERE s.user_id = $userId
-  AND EXISTS { MATCH (s)-[:SUCCEEDED_IN|FAILED_IN]->(c:Conversation)-[:HAS_TURN]->(t:Turn) WHERE ${TURN_MATCHES} }
-RETURN s.id AS id`,
-};
-
-export class Neo4jProvenanceFilter implements ProvenanceFilter {
-  constructor(private readonly db: CypherRunner) {}
-
-  async matching(kind: Exclude<RecallItemKind, 'goal'>, userId: string, ids: string[], filters: TurnFilters): Promise<Set<string>> {
+  async matching(kind: Exclude<RecallItemKind, 'goal'>, scope: AccessScope, ids: string[], filters: TurnFilters): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const rows = await this.db.read<{ id: string }>(
-      MATCHING[kind],
-      {
-        userId,
-        ids,
-        source: filters.source ?? null,
-        sessionId: filters.sessionId ?? null,
-        connectionId: filters.connectionId ?? null,
-        contextType: filters.contextType ?? null,
-      },
-      { subsystem: 'retrieval', op: `provenance.${kind}` },
-    );
-    return new Set(rows.map((r) => r.id));
+    const found =
+      kind === 'fact'
+        ? await this.d.semantic.factsWithMatchingSource(scope, ids, filters)
+        : kind === 'entity'
+          ? await this.d.semantic.entitiesWithMatchingSource(scope, ids, filters)
+          : await this.d.procedural.strategiesWithMatchingSource(scope, ids, filters);
+    return new Set(found);
   }
 }
 
@@ -83,6 +65,6 @@ export async function narrow<T>(
 ): Promise<T[]> {
   const timed = items.filter((i) => inTimeRange(key(i).timestamp, req));
   if (!hasMetadataFilter(req.filters) || timed.length === 0) return timed;
-  const ok = await provenance.matching(kind, req.userId, [...new Set(timed.map((i) => key(i).id))], req.filters);
+  const ok = await provenance.matching(kind, req.scope, [...new Set(timed.map((i) => key(i).id))], req.filters);
   return timed.filter((i) => ok.has(key(i).id));
 }

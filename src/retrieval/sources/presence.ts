@@ -1,24 +1,31 @@
-import type { CypherRunner } from '../../infra/neo4j';
+import type { AccessScope } from '../../access';
+import type { GoalStore } from '../../goals/contract';
+import type { ProceduralStore } from '../../procedural/contract';
+import type { SemanticStore } from '../../semantic/contract';
 import type { RecallItemKind } from '../contract';
-
-// $userId, $channels -> {fact, entity, strategy, goal}: whether the user holds any item of
-// each kind in those channels (index seeks on (user_id, channel); no scan of the items)
-const PRESENT = `
-RETURN EXISTS { MATCH (n:Fact) WHERE n.user_id = $userId AND n.channel IN $channels } AS fact,
-       EXISTS { MATCH (n:Entity) WHERE n.user_id = $userId AND n.channel IN $channels } AS entity,
-       EXISTS { MATCH (n:Strategy) WHERE n.user_id = $userId AND n.channel IN $channels } AS strategy,
-       EXISTS { MATCH (n:Goal) WHERE n.user_id = $userId AND n.channel IN $channels } AS goal`;
 
 /**
  * Which knowledge kinds a user has at all. Recall asks this (in parallel with embedding the
  * query) and skips the sources with nothing to find: an agent that has stored turns but no
- * facts yet pays one round trip, not a vector and a full-text search per empty source.
+ * facts yet pays one index seek per store, in parallel, not a vector and a full-text search
+ * per empty source. Rejects when a store does (recall then searches every source).
  */
-export class Neo4jKnowledgePresence {
-  constructor(private readonly db: CypherRunner) {}
+export class StoreKnowledgePresence {
+  constructor(
+    private readonly d: {
+      semantic: Pick<SemanticStore, 'holdsKnowledge'>;
+      procedural: Pick<ProceduralStore, 'hasStrategies'>;
+      goals: Pick<GoalStore, 'hasGoals'>;
+    },
+  ) {}
 
-  async kinds(userId: string, channels: string[]): Promise<Set<RecallItemKind>> {
-    const [row] = await this.db.read<Record<RecallItemKind, boolean>>(PRESENT, { userId, channels }, { subsystem: 'retrieval', op: 'presence' });
-    return new Set((Object.keys(row ?? {}) as RecallItemKind[]).filter((k) => row![k]));
+  async kinds(scope: AccessScope): Promise<Set<RecallItemKind>> {
+    const [semantic, strategy, goal] = await Promise.all([
+      this.d.semantic.holdsKnowledge(scope),
+      this.d.procedural.hasStrategies(scope),
+      this.d.goals.hasGoals(scope),
+    ]);
+    const held: Record<RecallItemKind, boolean> = { ...semantic, strategy, goal };
+    return new Set((Object.keys(held) as RecallItemKind[]).filter((k) => held[k]));
   }
 }

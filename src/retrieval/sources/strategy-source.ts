@@ -1,9 +1,7 @@
 import { fuseStrategies, type ProceduralStore, type Strategy } from '../../procedural';
-import { luceneQuery } from '../../semantic/lucene';
 import type { RecallItem, RecallSource, Signals, SourceRequest } from '../contract';
 import { candidateCount, round4, searchText } from './hybrid';
 import { narrow, type ProvenanceFilter } from './narrowing';
-import { userScope } from '../../access';
 
 export interface StrategySourceDeps {
   store: Pick<ProceduralStore, 'fullTextSearchStrategies' | 'vectorSearchStrategies'>;
@@ -23,10 +21,10 @@ export class ProceduralStrategySource implements RecallSource {
 
   async search(req: SourceRequest): Promise<RecallItem[]> {
     const n = candidateCount(req);
-    const scope = userScope(req.userId, { channels: req.channels });
+    const scope = req.scope;
     const [vector, text] = await Promise.all([
       req.embedding ? this.d.store.vectorSearchStrategies(scope, req.embedding, n) : Promise.resolve([]),
-      this.d.store.fullTextSearchStrategies(scope, luceneQuery(searchText(req.query)), n),
+      this.d.store.fullTextSearchStrategies(scope, searchText(req.query), n),
     ]);
     const signalsOf = (id: string): Signals => {
       const s: Signals = {};
