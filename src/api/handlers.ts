@@ -16,7 +16,7 @@ export interface RouteContext {
  * prompt block, applies it before rendering).
  */
 export interface RequestContext extends RouteContext {
-  external<T>(value: T): T;
+  external: <T>(value: T) => T;
 }
 
 /** Runs a route's operation: the validated, tenant-namespaced input in, the JSON result out. */

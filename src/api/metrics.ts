@@ -68,13 +68,14 @@ export class ApiMetrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5],
       registers,
     });
-    const self = this;
+    const graphCounts = () => this.graphCounts();
+    const jobStats = () => this.jobStats();
     new Gauge({
       name: 'mnemograph_consolidation_lag_seconds',
       help: 'age of the oldest conversation activity not yet consolidated (0 when none waits)',
       registers,
       async collect() {
-        const g = await self.graphCounts();
+        const g = await graphCounts();
         if (g) this.set(g.consolidation.lagSeconds);
       },
     });
@@ -83,7 +84,7 @@ export class ApiMetrics {
       help: 'conversations with turns not yet consolidated',
       registers,
       async collect() {
-        const g = await self.graphCounts();
+        const g = await graphCounts();
         if (g) this.set(g.consolidation.conversations);
       },
     });
@@ -93,7 +94,7 @@ export class ApiMetrics {
       labelNames: ['job', 'stat'],
       registers,
       async collect() {
-        const j = await self.jobStats();
+        const j = await jobStats();
         this.reset();
         for (const c of j?.counts ?? []) this.set({ job: c.job, stat: c.stat }, c.total);
       },
@@ -104,7 +105,7 @@ export class ApiMetrics {
       labelNames: ['job'],
       registers,
       async collect() {
-        const j = await self.jobStats();
+        const j = await jobStats();
         this.reset();
         for (const a of j?.ages ?? []) this.set({ job: a.job }, a.age);
       },
@@ -115,7 +116,7 @@ export class ApiMetrics {
       labelNames: ['label'],
       registers,
       async collect() {
-        const g = await self.graphCounts();
+        const g = await graphCounts();
         this.reset();
         for (const [label, n] of g?.nodes ?? []) this.set({ label }, n);
       },
@@ -126,7 +127,7 @@ export class ApiMetrics {
       labelNames: ['type'],
       registers,
       async collect() {
-        const g = await self.graphCounts();
+        const g = await graphCounts();
         this.reset();
         for (const [type, n] of g?.rels ?? []) this.set({ type }, n);
       },
@@ -136,7 +137,7 @@ export class ApiMetrics {
       help: 'turns stored but not yet embedded (deferred embedding mode)',
       registers,
       async collect() {
-        const g = await self.graphCounts();
+        const g = await graphCounts();
         if (g) this.set(g.backlog);
       },
     });

@@ -143,7 +143,7 @@ export class MnemographClient {
 
   /** Calls any route of the table (new operations are usable before they get a named method). */
   async call<R extends RouteDef>(route: R, input: RouteInput<R>): Promise<RouteOutput<R>> {
-    const { url, init } = this.request(route, input as Record<string, unknown>);
+    const { url, init } = this.request(route, input);
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
@@ -186,13 +186,13 @@ export class MnemographClient {
     const rest = { ...input };
     let path = route.path;
     for (const p of pathParams(route.path)) {
-      path = path.replace(`:${p}`, encodeURIComponent(String(rest[p] ?? '')));
+      path = path.replace(`:${p}`, encodeURIComponent(paramText(rest[p])));
       delete rest[p];
     }
     const headers: Record<string, string> = { authorization: `Bearer ${this.opts.apiKey}`, accept: 'application/json' };
     if (usesQuery(route.method)) {
       const qs = new URLSearchParams();
-      for (const [k, v] of Object.entries(rest)) if (v !== undefined) qs.set(k, String(v));
+      for (const [k, v] of Object.entries(rest)) if (v !== undefined) qs.set(k, paramText(v));
       const q = qs.toString();
       return { url: `${this.base}${path}${q ? `?${q}` : ''}`, init: { method: route.method.toUpperCase(), headers } };
     }
@@ -219,3 +219,9 @@ function sleep(ms: number): Promise<void> {
 }
 
 export { routes };
+
+/** A path or query parameter as text: scalars as they are, anything else as JSON (never "[object Object]"). */
+function paramText(v: unknown): string {
+  if (v === undefined || v === null) return '';
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v);
+}

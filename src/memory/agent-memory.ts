@@ -259,7 +259,7 @@ export class AgentMemory {
     const o = parseInput(ObservationInputSchema, { userId, content, category, ...opts }, 'observation');
     if (!this.d.observations) throw new ValidationError('observations are not configured in this AgentMemory');
     const t0 = performance.now();
-    const result = await this.d.observations.record({ id: o.id ?? randomUUID(), userId: o.userId, channel: o.channel, category: o.category, content: o.content, sourceMetadata: o.sourceMetadata ?? {} });
+    const result = await this.d.observations.record(this.scope(o.userId, { channel: o.channel }), { id: o.id ?? randomUUID(), category: o.category, content: o.content, sourceMetadata: o.sourceMetadata ?? {} });
     if (result.created) {
       this.d.audit.logWrite({ operation: 'record_observation', memoryType: 'semantic', userId: o.userId, channel: o.channel, affectedIds: [result.observation.id], latencyMs: performance.now() - t0, payload: { category: o.category, content: o.content } });
     }

@@ -1,3 +1,4 @@
+import type { AccessScope } from '../access';
 import type { Queryable } from '../infra/postgres';
 import type { ObservationCategory } from './schema';
 
@@ -34,8 +35,11 @@ export interface BatchOutcome {
  * crash before commit leaves every claimed row queued.
  */
 export interface ObservationQueue {
-  /** Queues one observation (idempotent on id). Resolves once it is committed. */
-  record(input: { id: string; userId: string; channel: string; category: ObservationCategory; content: string; sourceMetadata: Record<string, string | number | boolean> }): Promise<{ observation: Observation; created: boolean }>;
+  /**
+   * Queues one observation for the scope's user in its write channel (idempotent on id).
+   * Resolves once it is committed; an id another user holds is refused (ValidationError).
+   */
+  record(scope: AccessScope, input: { id: string; category: ObservationCategory; content: string; sourceMetadata: Record<string, string | number | boolean> }): Promise<{ observation: Observation; created: boolean }>;
   get(userId: string, id: string): Promise<Observation | null>;
   /** Users with pending observations, oldest pending first. */
   pendingUsers(limit: number): Promise<string[]>;

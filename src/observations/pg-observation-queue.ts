@@ -1,3 +1,4 @@
+import type { AccessScope } from '../access';
 import type pg from 'pg';
 import { ValidationError, errorMessage } from '../errors';
 import type { Queryable } from '../infra/postgres';
@@ -41,10 +42,10 @@ const MARK_FAILED = 'UPDATE observations SET attempts = attempts + 1, last_attem
 export class PgObservationQueue implements ObservationQueue {
   constructor(private readonly pool: pg.Pool) {}
 
-  async record(input: { id: string; userId: string; channel: string; category: ObservationCategory; content: string; sourceMetadata: Record<string, string | number | boolean> }) {
-    const inserted = await this.pool.query<ObservationRow>(INSERT, [input.id, input.userId, input.channel, input.category, input.content, JSON.stringify(input.sourceMetadata)]);
+  async record(scope: AccessScope, input: { id: string; category: ObservationCategory; content: string; sourceMetadata: Record<string, string | number | boolean> }) {
+    const inserted = await this.pool.query<ObservationRow>(INSERT, [input.id, scope.userId, scope.channel, input.category, input.content, JSON.stringify(input.sourceMetadata)]);
     if (inserted.rows[0]) return { observation: toObservation(inserted.rows[0]), created: true };
-    const existing = await this.get(input.userId, input.id);
+    const existing = await this.get(scope.userId, input.id);
     // The id exists but belongs to someone else: refuse rather than reveal or overwrite it.
     if (!existing) throw new ValidationError(`observation id ${input.id} is already used; choose another id`);
     return { observation: existing, created: false };

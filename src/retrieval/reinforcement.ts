@@ -49,7 +49,7 @@ export class StoreReinforcer implements Reinforcer {
     const at = new Date().toISOString();
     for (const { kind, id } of items) {
       let byId = this.pending.get(kind);
-      if (!byId) this.pending.set(kind, (byId = new Map()));
+      if (!byId) this.pending.set(kind, (byId = new Map<string, AccessCount>()));
       const key = `${userId}\u0000${id}`;
       const row = byId.get(key);
       if (row) {

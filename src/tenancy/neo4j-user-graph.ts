@@ -239,7 +239,7 @@ function toPlainTyped(props: Record<string, unknown>, types: Record<string, stri
   const plain: Record<string, unknown> = {};
   const typed: TypedProp[] = [];
   for (const [k, v] of Object.entries(props)) {
-    if (types[k]) typed.push({ k, t: types[k]!, v });
+    if (types[k]) typed.push({ k, t: types[k], v });
     else plain[k] = v;
   }
   return { plain, typed };

@@ -1,3 +1,4 @@
+import { userScope } from '../../src/access';
 import { createMnemograph, type Mnemograph } from '../../src/container';
 import { OpenAIExtractor, PgUsageSink } from '../../src/extraction';
 import type { Observation } from '../../src/observations';
@@ -17,7 +18,7 @@ afterAll(async () => {
 });
 
 const tag = { subsystem: 'test', op: 'check' };
-const record = (userId: string, content: string) => m.observations.record({ id: uid('obs'), userId, channel: '_global', category: 'fact', content, sourceMetadata: { source: 'test' } });
+const record = (userId: string, content: string) => m.observations.record(userScope(userId), { id: uid('obs'), category: 'fact', content, sourceMetadata: { source: 'test' } });
 
 describe('observation queue', () => {
   it('hands each pending observation to exactly one of two concurrent batches', async () => {
