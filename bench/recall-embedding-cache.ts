@@ -58,7 +58,14 @@ export class CachingEmbedder implements Embedder {
     const query = opts?.input === 'query';
     const keyOf = (text: string) => keyOfText(query ? `\u0000query\u0000${text}` : text);
     const keys = texts.map(keyOf);
-    const missing = [...new Set(keys.map((k, i) => (this.cache.has(k) ? -1 : i)).filter((i) => i >= 0).map((i) => texts[i]!))];
+    const missing = [
+      ...new Set(
+        keys
+          .map((k, i) => (this.cache.has(k) ? -1 : i))
+          .filter((i) => i >= 0)
+          .map((i) => texts[i]!),
+      ),
+    ];
     this.hits += texts.length - missing.length;
     this.misses += missing.length;
     if (missing.length > 0) {

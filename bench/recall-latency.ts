@@ -89,9 +89,7 @@ export async function runLatency(m: Mnemograph, embedder: CachingEmbedder, opts:
   embedder.bypass = false;
   const rememberStages = Object.fromEntries(Object.entries(stages).map(([stage, ms]) => [stage, percentiles(ms)]));
   const bareVector = await measure('vector', (i) => m.neo4j.read(BARE_VECTOR, { k: 10, embedding: embeddings[i] }, tag));
-  const bareFulltext = await measure('fulltext', (i) =>
-    m.neo4j.read(BARE_FULLTEXT, { k: 10, query: luceneTerms(keywords(questions[i]!).map((term) => ({ term }))) || 'nothing' }, tag),
-  );
+  const bareFulltext = await measure('fulltext', (i) => m.neo4j.read(BARE_FULLTEXT, { k: 10, query: luceneTerms(keywords(questions[i]!).map((term) => ({ term }))) || 'nothing' }, tag));
 
   const result = {
     dataset: 'latency',

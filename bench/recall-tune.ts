@@ -85,7 +85,13 @@ async function main(): Promise<void> {
         `${v.name.padEnd(24)} r@10 ${all.turn_recall_at_10?.toFixed(4)} r@5 ${all.turn_recall_at_5?.toFixed(4)} ndcg ${all.ndcg_at_10?.toFixed(4)} sess ${all.session_recall_at_10?.toFixed(4)} pub ${pub.toFixed(4)} [${pubCats.join(' ')}] [${cats.join(' ')}] ms ${JSON.stringify(percentiles(ms))} ` +
           [...timing].map(([k, t]) => `${k}=${(t / questions.length).toFixed(1)}`).join(' '),
       );
-      if (lost.size > 0) console.log(`  published-protocol question-weights lost, by category:session rank ("none": no turn in the depth): ${[...lost].sort().map(([k, n]) => `${k}=${n.toFixed(1)}`).join(' ')}`);
+      if (lost.size > 0)
+        console.log(
+          `  published-protocol question-weights lost, by category:session rank ("none": no turn in the depth): ${[...lost]
+            .sort()
+            .map(([k, n]) => `${k}=${n.toFixed(1)}`)
+            .join(' ')}`,
+        );
     }
   } finally {
     await m.close();

@@ -31,8 +31,32 @@ const ROOT = resolve(__dirname, '..');
 /** The three systems; baselines switch every other technique off. */
 export const SYSTEMS: Record<string, Techniques> = {
   hybrid: {},
-  bm25: { vector: false, neighbours: false, speakerBoost: false, timeAnswerBoost: false, recency: false, selfQuery: 'off', diversityCap: 0, queryExpansion: 'off', hyde: false, statementQuery: false, rerank: false },
-  vector: { fulltext: false, neighbours: false, speakerBoost: false, timeAnswerBoost: false, recency: false, selfQuery: 'off', diversityCap: 0, queryExpansion: 'off', hyde: false, statementQuery: false, rerank: false },
+  bm25: {
+    vector: false,
+    neighbours: false,
+    speakerBoost: false,
+    timeAnswerBoost: false,
+    recency: false,
+    selfQuery: 'off',
+    diversityCap: 0,
+    queryExpansion: 'off',
+    hyde: false,
+    statementQuery: false,
+    rerank: false,
+  },
+  vector: {
+    fulltext: false,
+    neighbours: false,
+    speakerBoost: false,
+    timeAnswerBoost: false,
+    recency: false,
+    selfQuery: 'off',
+    diversityCap: 0,
+    queryExpansion: 'off',
+    hyde: false,
+    statementQuery: false,
+    rerank: false,
+  },
 };
 
 interface Options {
@@ -94,14 +118,12 @@ interface RecallResult {
   embedding_cache?: { hits: number; misses: number };
 }
 
-export async function runRecall(
-  m: Mnemograph,
-  ds: BenchDataset,
-  opts: { systems: string[]; depth: number; limit?: number; keep: boolean; quiet?: boolean },
-): Promise<RecallResult> {
+export async function runRecall(m: Mnemograph, ds: BenchDataset, opts: { systems: string[]; depth: number; limit?: number; keep: boolean; quiet?: boolean }): Promise<RecallResult> {
   const run = `rb${Date.now().toString(36)}`;
   const userOf = (convKey: string) => `${run}-${convKey}`;
-  const bars = opts.quiet ? undefined : new cliProgress.MultiBar({ format: '{stage} |{bar}| {value}/{total} {eta_formatted}', hideCursor: true, noTTYOutput: true, notTTYSchedule: 5_000 }, cliProgress.Presets.shades_classic);
+  const bars = opts.quiet
+    ? undefined
+    : new cliProgress.MultiBar({ format: '{stage} |{bar}| {value}/{total} {eta_formatted}', hideCursor: true, noTTYOutput: true, notTTYSchedule: 5_000 }, cliProgress.Presets.shades_classic);
 
   // Ingest: one storeTurns call per session, sessions in order; the turn's timestamp is the
   // session's (plus its position in seconds, so order within a session is kept).
@@ -177,7 +199,11 @@ export async function runRecall(
     run,
   };
   await m.reinforcer.flush();
-  if (!opts.keep) await deleteUsers(m, ds.conversations.map((c) => userOf(c.key)));
+  if (!opts.keep)
+    await deleteUsers(
+      m,
+      ds.conversations.map((c) => userOf(c.key)),
+    );
   return result;
 }
 

@@ -10,13 +10,7 @@ export class MnemographError extends Error {
   readonly category: ErrorCategory;
   readonly details: Record<string, unknown>;
 
-  constructor(
-    code: string,
-    category: ErrorCategory,
-    message: string,
-    details: Record<string, unknown> = {},
-    options?: { cause?: unknown },
-  ) {
+  constructor(code: string, category: ErrorCategory, message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;
     this.code = code;

@@ -39,10 +39,13 @@ export function toHttpError(err: unknown, requestId: string): { status: number; 
   }
   const parser = err as { type?: string; status?: number; expose?: boolean };
   if (typeof parser.type === 'string' && typeof parser.status === 'number' && parser.status >= 400 && parser.status < 500) {
-    const code =
-      parser.type === 'entity.parse.failed' ? 'INVALID_JSON' : parser.type === 'entity.too.large' ? 'PAYLOAD_TOO_LARGE' : parser.status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'BAD_REQUEST';
+    const code = parser.type === 'entity.parse.failed' ? 'INVALID_JSON' : parser.type === 'entity.too.large' ? 'PAYLOAD_TOO_LARGE' : parser.status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'BAD_REQUEST';
     const message =
-      code === 'INVALID_JSON' ? `the request body is not valid JSON (${errorMessage(err)})` : code === 'PAYLOAD_TOO_LARGE' ? 'the request body is larger than API_BODY_LIMIT allows; split it into several requests' : errorMessage(err);
+      code === 'INVALID_JSON'
+        ? `the request body is not valid JSON (${errorMessage(err)})`
+        : code === 'PAYLOAD_TOO_LARGE'
+          ? 'the request body is larger than API_BODY_LIMIT allows; split it into several requests'
+          : errorMessage(err);
     return { status: parser.status, body: body(code, message), internal: false };
   }
   if (err instanceof URIError) return { status: 400, body: body('BAD_REQUEST', 'the URL is not correctly percent-encoded'), internal: false };

@@ -22,17 +22,7 @@ import {
   TimelineQuerySchema,
 } from '../semantic/schema';
 import { defineRoutes } from './contract';
-import {
-  EntitySchema,
-  FactSchema,
-  GoalSchema,
-  InvocationSchema,
-  MemoryBundleSchema,
-  ObservationSchema,
-  RelationshipSchema,
-  StrategySchema,
-  loose,
-} from './schemas';
+import { EntitySchema, FactSchema, GoalSchema, InvocationSchema, MemoryBundleSchema, ObservationSchema, RelationshipSchema, StrategySchema, loose } from './schemas';
 
 /*
  * Definitions of the knowledge, recall and observation operations of the facade (semantic,
@@ -185,7 +175,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
   getFact: {
     method: 'get',
     path: '/v1/users/:userId/facts/:factId',
-    summary: 'One fact (404 when it is not the user\'s)',
+    summary: "One fact (404 when it is not the user's)",
     tag: 'facts',
     input: FactRefSchema,
     output: FactSchema,
@@ -315,7 +305,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
   getStrategy: {
     method: 'get',
     path: '/v1/users/:userId/strategies/:strategyId',
-    summary: 'One strategy (404 when it is not the user\'s)',
+    summary: "One strategy (404 when it is not the user's)",
     tag: 'procedural',
     input: z.object({ userId: UserIdSchema, strategyId: IdSchema }).strict(),
     output: StrategySchema,
@@ -345,7 +335,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
   getGoal: {
     method: 'get',
     path: '/v1/users/:userId/goals/:goalId',
-    summary: 'A goal with its parent, sub-goals and blockers (404 when it is not the user\'s)',
+    summary: "A goal with its parent, sub-goals and blockers (404 when it is not the user's)",
     tag: 'goals',
     input: z.object({ userId: UserIdSchema, goalId: IdSchema }).strict(),
     output: loose({ goal: GoalSchema, parent: GoalSchema.nullable(), subgoals: z.array(GoalSchema), blockedBy: z.array(GoalSchema) }),

@@ -125,7 +125,7 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string): Open
     info: {
       title: 'Mnemograph',
       version,
-      description: 'Long-term memory for AI agents. Every /v1 route needs an API key; a key belongs to a tenant and sees only that tenant\'s users.',
+      description: "Long-term memory for AI agents. Every /v1 route needs an API key; a key belongs to a tenant and sees only that tenant's users.",
     },
     servers: [{ url: '/' }],
   });

@@ -3,15 +3,7 @@ import { BatchSchema, RecentTurnsQuerySchema, TurnInputSchema, VectorSearchQuery
 import { ChannelSchema, IdSchema, UserIdSchema } from '../schemas';
 import { defineRoutes } from './contract';
 import { KNOWLEDGE_ROUTE_DEFS } from './knowledge-route-defs';
-import {
-  ErasureReportSchema,
-  OkSchema,
-  ScoredTurnsSchema,
-  SessionSnapshotSchema,
-  StoreTurnResultSchema,
-  TurnsSchema,
-  UserStatsSchema,
-} from './schemas';
+import { ErasureReportSchema, OkSchema, ScoredTurnsSchema, SessionSnapshotSchema, StoreTurnResultSchema, TurnsSchema, UserStatsSchema } from './schemas';
 
 /*
  * The route table without handlers: every operation of the HTTP API, one definition each,
@@ -92,7 +84,18 @@ export const TURN_ROUTE_DEFS = defineRoutes({
     summary: 'Set a working-memory context value (expires after ttlSeconds, default the working-memory TTL)',
     tag: 'working memory',
     input: z
-      .object({ ...SessionPath, key: ContextKey, channel: ChannelSchema, value: z.unknown().describe('any JSON value (required)'), ttlSeconds: z.number().int().positive().max(30 * 86400).optional() })
+      .object({
+        ...SessionPath,
+        key: ContextKey,
+        channel: ChannelSchema,
+        value: z.unknown().describe('any JSON value (required)'),
+        ttlSeconds: z
+          .number()
+          .int()
+          .positive()
+          .max(30 * 86400)
+          .optional(),
+      })
       .strict(),
     output: OkSchema,
     status: 200,

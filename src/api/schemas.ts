@@ -36,9 +36,7 @@ const TurnSchema = z
   })
   .meta({ id: 'Turn' });
 
-export const StoreTurnResultSchema = z
-  .object({ turn: TurnSchema, created: z.boolean().describe('false when (conversationId, index) was already stored') })
-  .meta({ id: 'StoreTurnResult' });
+export const StoreTurnResultSchema = z.object({ turn: TurnSchema, created: z.boolean().describe('false when (conversationId, index) was already stored') }).meta({ id: 'StoreTurnResult' });
 
 export const TurnsSchema = z.object({ turns: z.array(TurnSchema) });
 export const ScoredTurnsSchema = z.object({ results: z.array(z.object({ turn: TurnSchema, score: z.number() })) });
@@ -58,8 +56,8 @@ export const SessionSnapshotSchema = z
 export const UserStatsSchema = z
   .object({
     userId: z.string(),
-    nodes: z.record(z.string(), z.number().int()).describe('the user\'s Neo4j nodes per label'),
-    rows: z.record(z.string(), z.number().int()).describe('the user\'s PostgreSQL rows per table'),
+    nodes: z.record(z.string(), z.number().int()).describe("the user's Neo4j nodes per label"),
+    rows: z.record(z.string(), z.number().int()).describe("the user's PostgreSQL rows per table"),
     workingKeys: z.number().int().describe('live working-memory keys in Redis'),
   })
   .meta({ id: 'UserStats' });

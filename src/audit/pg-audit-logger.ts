@@ -5,9 +5,26 @@ import type { Logger } from '../infra/logger';
 import type { AuditLevel, AuditLogger, AuditRecord, PromotionEvent, ReadEvent, WriteEvent } from './contract';
 
 const COLUMNS = [
-  'timestamp', 'operation', 'memory_type', 'user_id', 'session_id', 'conversation_id', 'source_channel', 'target_channels',
-  'affected_ids', 'query_text', 'result_count', 'latency_ms', 'success', 'error_message', 'promoted_from_channel',
-  'promotion_confidence', 'promotion_access_count', 'promotion_conversation_count', 'config_snapshot', 'metadata',
+  'timestamp',
+  'operation',
+  'memory_type',
+  'user_id',
+  'session_id',
+  'conversation_id',
+  'source_channel',
+  'target_channels',
+  'affected_ids',
+  'query_text',
+  'result_count',
+  'latency_ms',
+  'success',
+  'error_message',
+  'promoted_from_channel',
+  'promotion_confidence',
+  'promotion_access_count',
+  'promotion_conversation_count',
+  'config_snapshot',
+  'metadata',
 ] as const;
 
 // $1 days -> created count; called when a row has no partition to land in
@@ -127,11 +144,26 @@ export class PgAuditLogger implements AuditLogger {
     const params: unknown[] = [];
     const rows = batch.map((r) => {
       const values = [
-        r.timestamp, r.operation, r.memoryType, r.userId ?? null, r.sessionId ?? null, r.conversationId ?? null, r.sourceChannel ?? null,
-        r.targetChannels ?? null, r.affectedIds ?? null, r.queryText ?? null, r.resultCount ?? null,
-        r.latencyMs === undefined ? null : Math.round(r.latencyMs), r.success ?? true, r.errorMessage ?? null, r.promotedFromChannel ?? null,
-        r.promotionConfidence ?? null, r.promotionAccessCount ?? null, r.promotionConversationCount ?? null,
-        this.opts.configSnapshot, r.metadata ?? {},
+        r.timestamp,
+        r.operation,
+        r.memoryType,
+        r.userId ?? null,
+        r.sessionId ?? null,
+        r.conversationId ?? null,
+        r.sourceChannel ?? null,
+        r.targetChannels ?? null,
+        r.affectedIds ?? null,
+        r.queryText ?? null,
+        r.resultCount ?? null,
+        r.latencyMs === undefined ? null : Math.round(r.latencyMs),
+        r.success ?? true,
+        r.errorMessage ?? null,
+        r.promotedFromChannel ?? null,
+        r.promotionConfidence ?? null,
+        r.promotionAccessCount ?? null,
+        r.promotionConversationCount ?? null,
+        this.opts.configSnapshot,
+        r.metadata ?? {},
       ];
       const placeholders = values.map((v) => {
         params.push(v);
@@ -160,7 +192,9 @@ export class PgAuditLogger implements AuditLogger {
   /** Replays spool files oldest first; a file is removed only after its rows are in Postgres. */
   private async replaySpool(): Promise<void> {
     if (!existsSync(this.opts.spoolDir)) return;
-    const files = readdirSync(this.opts.spoolDir).filter((f) => f.endsWith('.jsonl')).sort();
+    const files = readdirSync(this.opts.spoolDir)
+      .filter((f) => f.endsWith('.jsonl'))
+      .sort();
     for (const name of files) {
       const file = join(this.opts.spoolDir, name);
       const claimed = `${file}.replaying`;
@@ -182,7 +216,13 @@ export class PgAuditLogger implements AuditLogger {
         unlinkSync(claimed);
       } catch {
         // Keep only what did not make it, so a later replay inserts no row twice.
-        writeFileSync(file, records.slice(done).map((r) => JSON.stringify(r)).join('\n') + '\n');
+        writeFileSync(
+          file,
+          records
+            .slice(done)
+            .map((r) => JSON.stringify(r))
+            .join('\n') + '\n',
+        );
         unlinkSync(claimed);
         return;
       }

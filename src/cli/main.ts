@@ -91,7 +91,7 @@ program
   .command('mcp')
   .description('serve the MCP tools over stdio for one user')
   .requiredOption('--user <id>', 'the user the tools act for')
-  .option('--tenant <id>', "the tenant owning the user (ids are namespaced as the API does)")
+  .option('--tenant <id>', 'the tenant owning the user (ids are namespaced as the API does)')
   .option('--channel <name>', 'memory channel', '_global')
   .option('--conversation <id>', 'conversation store_turn writes to by default')
   .action(async (opts: { user: string; tenant?: string; channel?: string; conversation?: string }) => {
@@ -122,8 +122,7 @@ keys
     process.exitCode = await keysCommand(config(), 'list', opts);
   });
 
-const userOptions = (c: Command) =>
-  c.requiredOption('--user <id>', 'user id').option('--tenant <id>', 'the tenant owning the user (API users are namespaced by tenant)');
+const userOptions = (c: Command) => c.requiredOption('--user <id>', 'user id').option('--tenant <id>', 'the tenant owning the user (API users are namespaced by tenant)');
 userOptions(program.command('search').description("recall a user's memories for a query"))
   .argument('<query...>', 'what to look for')
   .option('--channel <name>', 'memory channel', '_global')

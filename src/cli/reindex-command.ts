@@ -24,16 +24,25 @@ export async function reindexCommand(config: Config, opts: { user?: string } = {
   const bar = new SingleBar({ format: '{label} [{bar}] {value}/{total} {percentage}% eta {eta}s', hideCursor: true }, Presets.shades_classic);
   let current = '';
   try {
-    const counts = await reindexAll(m.neo4j, m.embedder, (label, done, total) => {
-      if (label !== current) {
-        if (current) bar.stop();
-        current = label;
-        bar.start(total, 0, { label: label.padEnd(8) });
-      }
-      bar.update(done, { label: label.padEnd(8) });
-    }, { userId: opts.user });
+    const counts = await reindexAll(
+      m.neo4j,
+      m.embedder,
+      (label, done, total) => {
+        if (label !== current) {
+          if (current) bar.stop();
+          current = label;
+          bar.start(total, 0, { label: label.padEnd(8) });
+        }
+        bar.update(done, { label: label.padEnd(8) });
+      },
+      { userId: opts.user },
+    );
     bar.stop();
-    console.log(`re-embedded ${Object.entries(counts).map(([l, n]) => `${n} ${l}`).join(', ')} with ${m.embedder.provider}/${m.embedder.model} (${m.embedder.dimensions}-d)`);
+    console.log(
+      `re-embedded ${Object.entries(counts)
+        .map(([l, n]) => `${n} ${l}`)
+        .join(', ')} with ${m.embedder.provider}/${m.embedder.model} (${m.embedder.dimensions}-d)`,
+    );
     return 0;
   } finally {
     bar.stop();

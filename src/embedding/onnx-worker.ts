@@ -41,10 +41,12 @@ async function embed({ tokenizer, session }: Loaded, texts: string[]): Promise<n
     const L = Math.max(...batch.map((i) => encoded[i]!.length));
     const ids = new BigInt64Array(batch.length * L);
     const mask = new BigInt64Array(batch.length * L);
-    batch.forEach((i, row) => encoded[i]!.forEach((id, j) => {
-      ids[row * L + j] = BigInt(id);
-      mask[row * L + j] = 1n;
-    }));
+    batch.forEach((i, row) =>
+      encoded[i]!.forEach((id, j) => {
+        ids[row * L + j] = BigInt(id);
+        mask[row * L + j] = 1n;
+      }),
+    );
     const shape = [batch.length, L];
     const out = await session.run({
       input_ids: new ort.Tensor('int64', ids, shape),

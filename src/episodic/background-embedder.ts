@@ -91,7 +91,10 @@ export class BackgroundEmbedder<T = { id: string; content: string }> {
     for (let i = 0; i < pending.length; i += this.opts.batchSize) batches.push(pending.slice(i, i + this.opts.batchSize));
     const written = await Promise.all(
       batches.map(async (batch) => {
-        const vectors = await this.embedder.embed(batch.map((p) => this.backlog.text(p)), { priority: 'background' });
+        const vectors = await this.embedder.embed(
+          batch.map((p) => this.backlog.text(p)),
+          { priority: 'background' },
+        );
         return this.backlog.save(batch.map((item, i) => ({ item, embedding: vectors[i]! })));
       }),
     );

@@ -155,7 +155,6 @@ export interface TurnLog {
 
 // ------------------------------------------------------------------ upkeep (worker jobs)
 
-
 /** A conversation with turns the consolidate job has not read yet. */
 export interface UnconsolidatedConversation {
   id: string;

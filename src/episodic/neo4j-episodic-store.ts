@@ -126,7 +126,6 @@ MATCH (t:Turn) WHERE t.user_id = $userId AND t.timestamp >= datetime($since) AND
   AND t.channel IN $channels AND NOT t.archived
 RETURN ${TURN} AS turn ORDER BY t.timestamp DESC, t.index DESC LIMIT toInteger($limit)`;
 
-
 // Turn `t` matches recall's exact-match metadata filters $source, $sessionId, $connectionId,
 // $contextType (null = any; see turnFilterParams).
 const TURN_METADATA_MATCH = `($source IS NULL OR t.source = $source) AND ($sessionId IS NULL OR t.session_id = $sessionId)
@@ -445,4 +444,3 @@ function recallParams(scope: AccessScope, q: TurnSearch): Record<string, unknown
 export function turnFilterParams(f: TurnFilters): Record<string, string | null> {
   return { source: f.source ?? null, sessionId: f.sessionId ?? null, connectionId: f.connectionId ?? null, contextType: f.contextType ?? null };
 }
-

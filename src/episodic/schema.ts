@@ -53,7 +53,11 @@ export const RecentTurnsQuerySchema = z
   .object({
     userId: UserIdSchema,
     channels: ChannelsSchema,
-    hours: z.number().positive().max(24 * 365 * 100).default(24),
+    hours: z
+      .number()
+      .positive()
+      .max(24 * 365 * 100)
+      .default(24),
     limit: z.number().int().min(1).max(1000).default(50),
   })
   .strict();

@@ -13,10 +13,7 @@ export { AnthropicExtractor, OpenAIExtractor } from './llm-extractor';
 export { PgUsageSink } from '../llm';
 
 /** The settings the extractor factory reads (see Config['extraction']). */
-export type ExtractionConfig = Pick<
-  Config['extraction'],
-  'provider' | 'model' | 'baseUrl' | 'apiKey' | 'timeoutMs' | 'maxOutputTokens' | 'priceInputPerMTok' | 'priceOutputPerMTok'
->;
+export type ExtractionConfig = Pick<Config['extraction'], 'provider' | 'model' | 'baseUrl' | 'apiKey' | 'timeoutMs' | 'maxOutputTokens' | 'priceInputPerMTok' | 'priceOutputPerMTok'>;
 
 /** Builds the configured extractor (called by the composition root only). */
 export function createExtractor(config: ExtractionConfig, deps: { log: Logger; usage?: UsageSink }): Extractor {

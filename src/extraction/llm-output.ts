@@ -54,7 +54,10 @@ export const LlmFactSchema = z.object({
   subject: Str.max(200),
   // Predicates are lower_snake_case starting with a letter (the semantic store's rule).
   relation: Str.max(100).transform((r) => {
-    const s = r.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
+    const s = r
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '_')
+      .replace(/^_+|_+$/g, '');
     return s === '' ? 'related_to' : /^[a-z]/.test(s) ? s : `rel_${s}`.slice(0, 100);
   }),
   object: z.union([z.string().max(500), z.number().transform(String)]).nullish(),
@@ -71,7 +74,12 @@ export const LlmFactSchema = z.object({
 export const LlmRelationshipSchema = z.object({
   source: Str.max(200),
   target: Str.max(200),
-  type: Str.max(60).transform((t) => t.toUpperCase().replace(/[^A-Z0-9]+/g, '_').replace(/^_|_$/g, '')),
+  type: Str.max(60).transform((t) =>
+    t
+      .toUpperCase()
+      .replace(/[^A-Z0-9]+/g, '_')
+      .replace(/^_|_$/g, ''),
+  ),
   properties: z.record(z.string(), Scalar).default({}),
   source_turn: z.union([z.string(), z.number()]).nullish(),
 });

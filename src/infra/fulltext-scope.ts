@@ -49,9 +49,7 @@ export function luceneQuery(text: string, maxTerms = MAX_TERMS): string {
 
 /** Weighted keywords as one Lucene clause (any of them), each made safe; a weight other than 1 becomes `word^w`. */
 export function luceneTerms(terms: readonly SearchTerm[]): string {
-  return terms
-    .flatMap((t) => luceneWords(t.term).map((word) => (t.weight !== undefined && t.weight !== 1 ? `${word}^${String(Math.round(t.weight * 1000) / 1000)}` : word)))
-    .join(' ');
+  return terms.flatMap((t) => luceneWords(t.term).map((word) => (t.weight !== undefined && t.weight !== 1 ? `${word}^${String(Math.round(t.weight * 1000) / 1000)}` : word))).join(' ');
 }
 
 /**

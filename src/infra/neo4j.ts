@@ -76,7 +76,7 @@ export function mapNeo4jError(err: unknown, ctx: { uri: string; database: string
   const code = (err as { code?: string }).code ?? '';
   const msg = errorMessage(err);
   const details = { neo4jCode: code, ...ctx };
-  if (code === 'ServiceUnavailable' || code === 'SessionExpired' || /ECONNREFUSED|connect/i.test(code + msg) && !code.startsWith('Neo.')) {
+  if (code === 'ServiceUnavailable' || code === 'SessionExpired' || (/ECONNREFUSED|connect/i.test(code + msg) && !code.startsWith('Neo.'))) {
     return new StoreUnavailableError('neo4j', `Neo4j at ${ctx.uri} is unreachable (${msg}); start it with \`npm run stack:up\` or fix NEO4J_URI`, details, err);
   }
   if (code === 'Neo.ClientError.Security.Unauthorized' || code === 'Neo.ClientError.Security.AuthenticationRateLimit') {
@@ -88,7 +88,7 @@ export function mapNeo4jError(err: unknown, ctx: { uri: string; database: string
   if (code === 'Neo.ClientError.Schema.ConstraintValidationFailed') {
     return new ValidationError(`a uniqueness constraint refused the write: ${msg}`, details);
   }
-  if (code.startsWith('Neo.ClientError.Schema.') || code.startsWith('Neo.ClientError.Procedure.ProcedureCallFailed') && /index/i.test(msg)) {
+  if (code.startsWith('Neo.ClientError.Schema.') || (code.startsWith('Neo.ClientError.Procedure.ProcedureCallFailed') && /index/i.test(msg))) {
     return new SchemaError(`Neo4j schema problem: ${msg}; run \`npm run migrate\``, details);
   }
   if (code.startsWith('Neo.TransientError.')) {

@@ -21,12 +21,15 @@ export function mountMcp(v1: express.Router, helpers: ApiHelpers): void {
     await helpers.tenants.registerUsers(principal.tenantId, [userId]);
     const ns = new TenantNamespace(principal.tenantId);
     const memory = helpers.context.memory.as(keyPrincipal(principal.tenantId, principal.keyId));
-    const server = createMcpServer({ ...helpers.context, memory }, {
-      userId: ns.toInternal(userId, 'userId'),
-      channel,
-      present: (id) => ns.toExternal(id),
-      conversation: (id) => ns.toInternal(id, 'conversationId'),
-    });
+    const server = createMcpServer(
+      { ...helpers.context, memory },
+      {
+        userId: ns.toInternal(userId, 'userId'),
+        channel,
+        present: (id) => ns.toExternal(id),
+        conversation: (id) => ns.toInternal(id, 'conversationId'),
+      },
+    );
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();

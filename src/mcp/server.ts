@@ -67,7 +67,7 @@ export function createMcpServer(deps: McpDeps, scope: McpScope): McpServer {
   server.registerTool(
     'store_turn',
     {
-      description: 'Save one conversation message to memory (the user\'s or yours). Use when the runtime does not already store every turn.',
+      description: "Save one conversation message to memory (the user's or yours). Use when the runtime does not already store every turn.",
       inputSchema: {
         role: z.enum(['user', 'assistant', 'system', 'tool']),
         content: z.string().min(1).max(100_000),
@@ -85,15 +85,12 @@ export function createMcpServer(deps: McpDeps, scope: McpScope): McpServer {
 
   if (deps.users) {
     const users = deps.users;
-    server.registerTool(
-      'memory_stats',
-      { description: 'Counts of what memory holds for the user (turns, facts, entities, goals, ...).', inputSchema: {}, annotations: { readOnlyHint: true } },
-      () =>
-        run(async () => {
-          const s = await users.stats(scope.userId);
-          const parts = Object.entries({ ...s.nodes, ...s.rows }).map(([k, n]) => `${k}: ${n}`);
-          return parts.length ? parts.join(', ') : 'memory is empty';
-        }),
+    server.registerTool('memory_stats', { description: 'Counts of what memory holds for the user (turns, facts, entities, goals, ...).', inputSchema: {}, annotations: { readOnlyHint: true } }, () =>
+      run(async () => {
+        const s = await users.stats(scope.userId);
+        const parts = Object.entries({ ...s.nodes, ...s.rows }).map(([k, n]) => `${k}: ${n}`);
+        return parts.length ? parts.join(', ') : 'memory is empty';
+      }),
     );
   }
 
@@ -126,14 +123,11 @@ export function createMcpServer(deps: McpDeps, scope: McpScope): McpServer {
     );
   }
   if (has('confirmFact')) {
-    server.registerTool(
-      'confirm_fact',
-      { description: 'Mark a fact as confirmed by the user: it is then never forgotten by decay.', inputSchema: { factId: z.string().min(1).max(128) } },
-      (args) =>
-        run(async () => {
-          const f = await memory.confirmFact(scope.userId, args.factId);
-          return `fact ${present(f.id)} confirmed`;
-        }),
+    server.registerTool('confirm_fact', { description: 'Mark a fact as confirmed by the user: it is then never forgotten by decay.', inputSchema: { factId: z.string().min(1).max(128) } }, (args) =>
+      run(async () => {
+        const f = await memory.confirmFact(scope.userId, args.factId);
+        return `fact ${present(f.id)} confirmed`;
+      }),
     );
   }
   if (has('getEntityGraph') && typeof memory.semantic?.findEntitiesByName === 'function') {
@@ -150,7 +144,9 @@ export function createMcpServer(deps: McpDeps, scope: McpScope): McpServer {
           if (found.length === 0) return `no entity named "${args.name}"`;
           const g = await memory.getEntityGraph({ userId: scope.userId, entityIds: found.slice(0, 3).map((e) => e.id), channels: [scope.channel], limit: 30 });
           const name = new Map(g.entities.map((e) => [e.id, e.name]));
-          const lines = found.slice(0, 3).map((e) => `entity ${present(e.id)}: ${e.name} (${e.type})${e.aliases.length ? `, also ${e.aliases.join(', ')}` : ''}${e.description ? ` - ${clip(e.description)}` : ''}`);
+          const lines = found
+            .slice(0, 3)
+            .map((e) => `entity ${present(e.id)}: ${e.name} (${e.type})${e.aliases.length ? `, also ${e.aliases.join(', ')}` : ''}${e.description ? ` - ${clip(e.description)}` : ''}`);
           for (const f of g.facts) lines.push(`fact ${present(f.id)}: ${clip(f.claim)} (${f.confidence.toFixed(2)})`);
           for (const r of g.relationships) lines.push(`${name.get(r.sourceId) ?? r.sourceId} ${r.type} ${name.get(r.targetId) ?? r.targetId}`);
           return lines.join('\n');

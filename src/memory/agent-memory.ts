@@ -3,7 +3,18 @@ import { z } from 'zod';
 import type { AuditLogger } from '../audit';
 import { ValidationError } from '../errors';
 import type { Embedder } from '../embedding';
-import { BatchSchema, RecentTurnsQuerySchema, TurnInputSchema, VectorSearchQuerySchema, type EpisodicStore, type ScoredTurn, type StoreTurnResult, type Turn, type TurnInput, type TurnLog } from '../episodic';
+import {
+  BatchSchema,
+  RecentTurnsQuerySchema,
+  TurnInputSchema,
+  VectorSearchQuerySchema,
+  type EpisodicStore,
+  type ScoredTurn,
+  type StoreTurnResult,
+  type Turn,
+  type TurnInput,
+  type TurnLog,
+} from '../episodic';
 import type { BackgroundEmbedder } from '../episodic/background-embedder';
 import { embeddingText, prepareTurn } from '../episodic/prepare';
 import type { Logger } from '../infra/logger';
@@ -115,7 +126,10 @@ export class AgentMemory {
     ]);
     if (results.some((r) => r.created && !r.turn.embedded)) this.d.backgroundEmbedder.kick();
     const latencyMs = performance.now() - t0;
-    for (const group of groupBy(results.filter((r) => r.created), (r) => `${r.turn.userId}\u0000${r.turn.conversationId}`)) {
+    for (const group of groupBy(
+      results.filter((r) => r.created),
+      (r) => `${r.turn.userId}\u0000${r.turn.conversationId}`,
+    )) {
       const first = group[0]!.turn;
       this.d.audit.logWrite({
         operation,
@@ -143,9 +157,7 @@ export class AgentMemory {
   async getRecentTurns(query: z.input<typeof RecentTurnsQuerySchema>): Promise<Turn[]> {
     const q = parseInput(RecentTurnsQuerySchema, query, 'recent turns query');
     const scope = this.scope(q.userId, { channels: q.channels });
-    return this.audited('getRecentTurns', scope, `last ${q.hours} h`, [...scope.channels], () =>
-      this.d.episodic.getRecentTurns(scope, { since: hoursAgo(q.hours), limit: q.limit }),
-    );
+    return this.audited('getRecentTurns', scope, `last ${q.hours} h`, [...scope.channels], () => this.d.episodic.getRecentTurns(scope, { since: hoursAgo(q.hours), limit: q.limit }));
   }
 
   /** Nearest turns by embedding (of `query`, or the given `queryEmbedding`). */
@@ -187,7 +199,16 @@ export class AgentMemory {
   private async audited<T extends unknown[]>(operation: string, scope: AccessScope, query: string, channels: string[], read: () => Promise<T>): Promise<T> {
     const t0 = performance.now();
     const result = await read();
-    this.d.audit.logRead({ operation, memoryType: 'episodic', userId: scope.userId, channel: scope.channel, query, channelsSearched: channels, resultCount: result.length, latencyMs: performance.now() - t0 });
+    this.d.audit.logRead({
+      operation,
+      memoryType: 'episodic',
+      userId: scope.userId,
+      channel: scope.channel,
+      query,
+      channelsSearched: channels,
+      resultCount: result.length,
+      latencyMs: performance.now() - t0,
+    });
     return result;
   }
 
@@ -204,7 +225,10 @@ export class AgentMemory {
   private get knowledge() {
     const { embedder, audit, log } = this.d;
     return (this.parts ??= {
-      semantic: new SemanticMemory({ store: this.d.semantic, embedder, audit, log, promotionThresholds: this.d.promotionThresholds, entityMatchSimilarity: this.d.entityMatchSimilarity }, this.principal),
+      semantic: new SemanticMemory(
+        { store: this.d.semantic, embedder, audit, log, promotionThresholds: this.d.promotionThresholds, entityMatchSimilarity: this.d.entityMatchSimilarity },
+        this.principal,
+      ),
       procedural: new ProceduralMemory({ store: this.d.procedural, invocationLog: this.d.toolLog, embedder, audit, log }, this.principal),
       goals: new GoalMemory({ store: this.d.goals, embedder, audit, log }, this.principal),
     });
@@ -259,9 +283,22 @@ export class AgentMemory {
     const o = parseInput(ObservationInputSchema, { userId, content, category, ...opts }, 'observation');
     if (!this.d.observations) throw new ValidationError('observations are not configured in this AgentMemory');
     const t0 = performance.now();
-    const result = await this.d.observations.record(this.scope(o.userId, { channel: o.channel }), { id: o.id ?? randomUUID(), category: o.category, content: o.content, sourceMetadata: o.sourceMetadata ?? {} });
+    const result = await this.d.observations.record(this.scope(o.userId, { channel: o.channel }), {
+      id: o.id ?? randomUUID(),
+      category: o.category,
+      content: o.content,
+      sourceMetadata: o.sourceMetadata ?? {},
+    });
     if (result.created) {
-      this.d.audit.logWrite({ operation: 'record_observation', memoryType: 'semantic', userId: o.userId, channel: o.channel, affectedIds: [result.observation.id], latencyMs: performance.now() - t0, payload: { category: o.category, content: o.content } });
+      this.d.audit.logWrite({
+        operation: 'record_observation',
+        memoryType: 'semantic',
+        userId: o.userId,
+        channel: o.channel,
+        affectedIds: [result.observation.id],
+        latencyMs: performance.now() - t0,
+        payload: { category: o.category, content: o.content },
+      });
     }
     return result;
   }
@@ -297,7 +334,19 @@ export class WorkingSession {
     return this.store.getRecentTurns(this.scope, parseInput(z.number().int().min(1).max(1000), limit, 'limit'));
   }
   set(key: string, value: unknown, ttlSeconds?: number) {
-    parseInput(z.object({ key: z.string().min(1).max(200), ttlSeconds: z.number().int().positive().max(30 * 86400).optional() }), { key, ttlSeconds }, 'context value');
+    parseInput(
+      z.object({
+        key: z.string().min(1).max(200),
+        ttlSeconds: z
+          .number()
+          .int()
+          .positive()
+          .max(30 * 86400)
+          .optional(),
+      }),
+      { key, ttlSeconds },
+      'context value',
+    );
     if (value === undefined) throw new ValidationError('invalid context value: value is required');
     return this.store.set(this.scope, key, value, ttlSeconds);
   }

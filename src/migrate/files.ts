@@ -65,9 +65,7 @@ export function splitCypher(text: string): string[] {
 }
 
 export function cypherObjects(text: string): string[] {
-  return [...text.matchAll(/CREATE\s+(?:CONSTRAINT|(?:VECTOR\s+|FULLTEXT\s+|RANGE\s+|TEXT\s+)?INDEX)\s+([A-Za-z_][A-Za-z0-9_]*)\s+IF NOT EXISTS/gi)].map(
-    (m) => m[1]!,
-  );
+  return [...text.matchAll(/CREATE\s+(?:CONSTRAINT|(?:VECTOR\s+|FULLTEXT\s+|RANGE\s+|TEXT\s+)?INDEX)\s+([A-Za-z_][A-Za-z0-9_]*)\s+IF NOT EXISTS/gi)].map((m) => m[1]!);
 }
 
 /** Objects some migration dropped: not expected in the schema, whichever file created them. */

@@ -14,25 +14,15 @@ export { hasDrift, type MigrationReport } from './types';
 export const REPO_ROOT = join(__dirname, '..', '..');
 
 /** Runs (or, with `check`, only verifies) the Neo4j and PostgreSQL migrations. */
-export async function runMigrations(
-  deps: { neo4j: CypherRunner; pg: pg.Pool; config: Config },
-  opts: MigrateOptions & { root?: string },
-): Promise<MigrationReport[]> {
+export async function runMigrations(deps: { neo4j: CypherRunner; pg: pg.Pool; config: Config }, opts: MigrateOptions & { root?: string }): Promise<MigrationReport[]> {
   const root = opts.root ?? REPO_ROOT;
   const { config } = deps;
   const cypherFiles = loadMigrations(join(root, 'cypher'), 'cypher', { EMBEDDING_DIMENSIONS: config.embedding.dimensions });
   const sqlFiles = loadMigrations(join(root, 'sql'), 'sql', { AUDIT_PARTITION_DAYS_AHEAD: config.audit.partitionDaysAhead });
-  const neo = await migrateNeo4j(
-    deps.neo4j,
-    cypherFiles,
-    { provider: config.embedding.provider, model: config.embedding.model, dimensions: config.embedding.dimensions },
-    opts,
-  );
-  const pgReport = await migratePostgres(deps.pg, sqlFiles, { ...opts, partitionDaysAhead: config.audit.partitionDaysAhead }).catch(
-    (err: unknown) => {
-      throw mapPgError(err, config.postgres.url);
-    },
-  );
+  const neo = await migrateNeo4j(deps.neo4j, cypherFiles, { provider: config.embedding.provider, model: config.embedding.model, dimensions: config.embedding.dimensions }, opts);
+  const pgReport = await migratePostgres(deps.pg, sqlFiles, { ...opts, partitionDaysAhead: config.audit.partitionDaysAhead }).catch((err: unknown) => {
+    throw mapPgError(err, config.postgres.url);
+  });
   return [neo, pgReport];
 }
 

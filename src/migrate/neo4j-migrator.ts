@@ -26,8 +26,7 @@ const VECTOR_DIMS = "SHOW VECTOR INDEXES YIELD name, options RETURN name, option
 // -> {provider, model, dimensions}
 const READ_EMBEDDING_LOCK = "MATCH (m:EmbeddingModel {id: 'active'}) RETURN m.provider AS provider, m.model AS model, m.dimensions AS dimensions";
 // $provider, $model, $dimensions -> nothing
-const WRITE_EMBEDDING_LOCK =
-  "MERGE (m:EmbeddingModel {id: 'active'}) SET m.provider = $provider, m.model = $model, m.dimensions = $dimensions, m.recorded_at = datetime()";
+const WRITE_EMBEDDING_LOCK = "MERGE (m:EmbeddingModel {id: 'active'}) SET m.provider = $provider, m.model = $model, m.dimensions = $dimensions, m.recorded_at = datetime()";
 
 /**
  * Applies pending Cypher migrations in order (each with its backfill, if it has one) and
@@ -75,9 +74,7 @@ export async function migrateNeo4j(
   // that creates it (not its whole file, which would bring back what a later file dropped).
   if (opts.check && opts.ledgerOnly) return report;
   const dropped = retired(files);
-  const existing = new Set(
-    [...(await runner.read<{ name: string }>(INDEX_NAMES, {}, TAG)), ...(await runner.read<{ name: string }>(CONSTRAINT_NAMES, {}, TAG))].map((r) => r.name),
-  );
+  const existing = new Set([...(await runner.read<{ name: string }>(INDEX_NAMES, {}, TAG)), ...(await runner.read<{ name: string }>(CONSTRAINT_NAMES, {}, TAG))].map((r) => r.name));
   for (const file of files) {
     if (!ledger.has(file.version)) continue; // pending (check mode) or just applied
     const missing = file.objects.filter((o) => !existing.has(o) && !dropped.has(o));
@@ -114,10 +111,7 @@ export async function checkEmbeddingLock(runner: CypherRunner, embedding: Embedd
   const dims = await runner.read<{ name: string; dims: number }>(VECTOR_DIMS, {}, TAG);
   const wrong = dims.filter((d) => Number(d.dims) !== embedding.dimensions);
   if (wrong.length > 0) {
-    throw new SchemaError(
-      `vector index ${wrong[0]!.name} has ${wrong[0]!.dims} dimensions but the configured model has ${embedding.dimensions}; run \`mnemograph reindex\``,
-      { indexes: wrong },
-    );
+    throw new SchemaError(`vector index ${wrong[0]!.name} has ${wrong[0]!.dims} dimensions but the configured model has ${embedding.dimensions}; run \`mnemograph reindex\``, { indexes: wrong });
   }
 }
 

@@ -21,11 +21,7 @@ const ENSURE_PARTITIONS = "SELECT ensure_audit_partitions((now() AT TIME ZONE 'U
  * migrators never interleave and a failure leaves the database as it was. Refuses a
  * database whose ledger is ahead of this code. `check` only reports.
  */
-export async function migratePostgres(
-  pool: pg.Pool,
-  files: MigrationFile[],
-  opts: MigrateOptions & { partitionDaysAhead: number },
-): Promise<MigrationReport> {
+export async function migratePostgres(pool: pg.Pool, files: MigrationFile[], opts: MigrateOptions & { partitionDaysAhead: number }): Promise<MigrationReport> {
   const report: MigrationReport = { store: 'postgres', applied: [], pending: [], missing: [], changed: [], notes: [] };
   const client = await pool.connect();
   try {

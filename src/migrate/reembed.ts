@@ -14,7 +14,8 @@ const EMBEDDED_TEXT: Record<string, string> = {
   Turn: turnEmbeddingText('n'),
   Fact: 'n.claim',
   Entity: "reduce(s = n.name, a IN coalesce(n.aliases, []) | s + ', ' + a) + CASE WHEN coalesce(n.description, '') = '' THEN '' ELSE ': ' + n.description END",
-  Strategy: "reduce(s = coalesce(n.description, ''), p IN [coalesce(n.context_pattern, ''), reduce(t = '', x IN coalesce(n.tool_sequence, []) | t + CASE WHEN t = '' THEN '' ELSE ' ' END + x)] | CASE WHEN p = '' THEN s ELSE s + '\\n' + p END)",
+  Strategy:
+    "reduce(s = coalesce(n.description, ''), p IN [coalesce(n.context_pattern, ''), reduce(t = '', x IN coalesce(n.tool_sequence, []) | t + CASE WHEN t = '' THEN '' ELSE ' ' END + x)] | CASE WHEN p = '' THEN s ELSE s + '\\n' + p END)",
   Goal: 'n.description',
 };
 
@@ -49,7 +50,10 @@ export async function reindexAll(
     for (;;) {
       const page = await neo4j.read<{ id: string; text: string }>(PAGE(label, userId !== null), { userId, after, limit: batch }, TAG('page'));
       if (page.length === 0) break;
-      const vectors = await embedder.embed(page.map((p) => p.text || ' '), { priority: 'background' });
+      const vectors = await embedder.embed(
+        page.map((p) => p.text || ' '),
+        { priority: 'background' },
+      );
       await neo4j.write(SET, { rows: page.map((p, i) => ({ id: p.id, embedding: vectors[i] })) }, TAG('set'));
       after = page[page.length - 1]!.id;
       n += page.length;

@@ -39,7 +39,10 @@ export interface ObservationQueue {
    * Queues one observation for the scope's user in its write channel (idempotent on id).
    * Resolves once it is committed; an id another user holds is refused (ValidationError).
    */
-  record(scope: AccessScope, input: { id: string; category: ObservationCategory; content: string; sourceMetadata: Record<string, string | number | boolean> }): Promise<{ observation: Observation; created: boolean }>;
+  record(
+    scope: AccessScope,
+    input: { id: string; category: ObservationCategory; content: string; sourceMetadata: Record<string, string | number | boolean> },
+  ): Promise<{ observation: Observation; created: boolean }>;
   get(userId: string, id: string): Promise<Observation | null>;
   /** Users with pending observations, oldest pending first. */
   pendingUsers(limit: number): Promise<string[]>;

@@ -97,7 +97,13 @@ export function renderNarrative(profile: Profile, recent: string[]): string {
     }
   }
   const plans = Array.isArray(profile.plans) ? profile.plans : [];
-  if (plans.length > 0) lines.push(`Plans: ${plans.slice(-3).map((p) => (typeof p === 'string' ? p : JSON.stringify(p))).join('; ')}.`);
+  if (plans.length > 0)
+    lines.push(
+      `Plans: ${plans
+        .slice(-3)
+        .map((p) => (typeof p === 'string' ? p : JSON.stringify(p)))
+        .join('; ')}.`,
+    );
   if (recent.length > 0) lines.push(`Recently learned: ${recent.slice(-5).join('; ')}.`);
   const out: string[] = [];
   let count = 0;

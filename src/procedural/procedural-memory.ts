@@ -150,10 +150,7 @@ export class ProceduralMemory {
     const t0 = performance.now();
     const candidates = Math.max(q.topK * 3, 20);
     const embedding = await embeddingForQuery(this.d.embedder, q.task, undefined);
-    const [vector, text] = await Promise.all([
-      this.d.store.vectorSearchStrategies(scope, embedding, candidates),
-      this.d.store.fullTextSearchStrategies(scope, q.task, candidates),
-    ]);
+    const [vector, text] = await Promise.all([this.d.store.vectorSearchStrategies(scope, embedding, candidates), this.d.store.fullTextSearchStrategies(scope, q.task, candidates)]);
     const result = fuseStrategies([vector, text], q.topK, q.minSuccessRate);
     this.d.audit.logRead({
       operation: 'findStrategies',

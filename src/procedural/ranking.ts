@@ -11,7 +11,9 @@ const RRF_K = 60;
  */
 export function strategyId(userId: string, channel: string, contextPattern: string, toolSequence: readonly string[], description: string): string {
   const task = (contextPattern.trim() || description).toLowerCase().replace(/\s+/g, ' ').trim();
-  const digest = createHash('sha256').update(JSON.stringify([userId, channel, task, toolSequence])).digest('hex');
+  const digest = createHash('sha256')
+    .update(JSON.stringify([userId, channel, task, toolSequence]))
+    .digest('hex');
   return `strategy-${digest.slice(0, 32)}`;
 }
 
@@ -21,11 +23,7 @@ export function strategyId(userId: string, channel: string, contextPattern: stri
  * relevant untested one, and a strategy that keeps failing sinks. Drops strategies below
  * `minSuccessRate`; returns at most `topK`, best first (ties by id, for stable output).
  */
-export function fuseStrategies(
-  lists: ReadonlyArray<ReadonlyArray<{ strategy: Strategy }>>,
-  topK: number,
-  minSuccessRate = 0,
-): ScoredStrategy[] {
+export function fuseStrategies(lists: ReadonlyArray<ReadonlyArray<{ strategy: Strategy }>>, topK: number, minSuccessRate = 0): ScoredStrategy[] {
   const fused = new Map<string, { strategy: Strategy; rrf: number }>();
   for (const list of lists) {
     list.forEach(({ strategy }, rank) => {

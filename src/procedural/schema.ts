@@ -15,9 +15,7 @@ export const ToolNameSchema = z
 
 /** JSON values for tool inputs and outputs (stored as JSONB in Postgres, as JSON text in Neo4j). */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
-export const JsonSchema: z.ZodType<Json> = z.lazy(() =>
-  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(JsonSchema), z.record(z.string(), JsonSchema)]),
-);
+export const JsonSchema: z.ZodType<Json> = z.lazy(() => z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(JsonSchema), z.record(z.string(), JsonSchema)]));
 /** At most this many characters of JSON per tool input/output. */
 export const MAX_TOOL_JSON_CHARS = 100_000;
 

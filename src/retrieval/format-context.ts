@@ -68,7 +68,10 @@ function memoryLines(b: MemoryBundle): Line[] {
     lines.push({ relevance: item.relevance, head: `- [${item.kind}:${item.id}]`, body: `${oneLine(item.text)}${annotation(item)}` });
   }
   // Stable: within equal relevance, the order of the sources above.
-  return lines.map((l, i) => ({ l, i })).sort((a, b) => b.l.relevance - a.l.relevance || a.i - b.i).map((x) => x.l);
+  return lines
+    .map((l, i) => ({ l, i }))
+    .sort((a, b) => b.l.relevance - a.l.relevance || a.i - b.i)
+    .map((x) => x.l);
 }
 
 /** The few words after an item that change how it reads: a fact no longer current, a goal's urgency, a strategy's record, an entity's links. */

@@ -19,7 +19,12 @@ const QUERY_STOPWORDS = new Set(
 
 /** Lower-cased word tokens (letters and digits) of `text`, in order. */
 export function words(text: string): string[] {
-  return (text.toLowerCase().normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length > 0);
+  return (
+    text
+      .toLowerCase()
+      .normalize('NFKC')
+      .match(/[\p{L}\p{N}]+/gu) ?? []
+  ).filter((w) => w.length > 0);
 }
 
 /**
@@ -30,7 +35,15 @@ export function withoutWords(text: string, drop: ReadonlySet<string>): string {
   let dropped = false;
   const kept = text
     .replace(/[\p{L}\p{N}]+(?:['’]s)?/gu, (w) => {
-      if (!drop.has(w.toLowerCase().normalize('NFKC').replace(/['’]s$/u, ''))) return w;
+      if (
+        !drop.has(
+          w
+            .toLowerCase()
+            .normalize('NFKC')
+            .replace(/['’]s$/u, ''),
+        )
+      )
+        return w;
       dropped = true;
       return '';
     })
@@ -63,7 +76,10 @@ const QUESTION_OPENER =
  * Other text only loses a trailing question mark; never returns "".
  */
 export function statementForm(query: string): string {
-  const stripped = query.replace(/[?\s]+$/u, '').replace(QUESTION_OPENER, '').trim();
+  const stripped = query
+    .replace(/[?\s]+$/u, '')
+    .replace(QUESTION_OPENER, '')
+    .trim();
   return stripped.length > 0 ? stripped : query.trim();
 }
 

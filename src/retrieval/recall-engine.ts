@@ -243,7 +243,10 @@ export class HybridRecallEngine implements RecallEngine {
   /** Audit (with cross-channel hits) and reinforcement: queued, never awaited. */
   private afterRecall(q: ParsedRecallQuery, b: MemoryBundle): void {
     const active = q.channels[0]!;
-    const all = [...b.turns.map((t) => ({ kind: 'turn' as const, id: t.turn.id, channel: t.turn.channel })), ...[...b.facts, ...b.entities, ...b.strategies, ...b.goals].map((i) => ({ kind: i.kind, id: i.id, channel: i.channel }))];
+    const all = [
+      ...b.turns.map((t) => ({ kind: 'turn' as const, id: t.turn.id, channel: t.turn.channel })),
+      ...[...b.facts, ...b.entities, ...b.strategies, ...b.goals].map((i) => ({ kind: i.kind, id: i.id, channel: i.channel })),
+    ];
     const cross: Record<string, number> = {};
     for (const item of all) if (item.channel !== active) cross[item.channel] = (cross[item.channel] ?? 0) + 1;
     this.d.audit.logRead({

@@ -14,7 +14,18 @@ export interface Reranker {
 
 /** The rerank API's answer for `n` documents: a score for documents by their input index. */
 const RerankResponse = (n: number) =>
-  z.object({ results: z.array(z.object({ index: z.number().int().min(0).max(n - 1), relevance_score: z.number() })) });
+  z.object({
+    results: z.array(
+      z.object({
+        index: z
+          .number()
+          .int()
+          .min(0)
+          .max(n - 1),
+        relevance_score: z.number(),
+      }),
+    ),
+  });
 
 /**
  * A cross-encoder behind the rerank API that Cohere defined and Jina, vLLM, Infinity and

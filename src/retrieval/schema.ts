@@ -32,7 +32,10 @@ const IsoTime = z.iso.datetime({ offset: true });
 export const RecallQuerySchema = z
   .object({
     userId: UserIdSchema,
-    query: z.string().max(10_000).refine((s) => s.trim().length > 0, 'must not be empty'),
+    query: z
+      .string()
+      .max(10_000)
+      .refine((s) => s.trim().length > 0, 'must not be empty'),
     /** Active channels; `_global` is always added. */
     channels: ChannelsSchema,
     topK: z.number().int().min(1).max(200).default(10),
@@ -43,7 +46,11 @@ export const RecallQuerySchema = z
     includeGoals: z.boolean().default(true),
     includeProfile: z.boolean().default(true),
     /** Only memories of the last N hours. */
-    timeWindowHours: z.number().positive().max(24 * 365 * 100).optional(),
+    timeWindowHours: z
+      .number()
+      .positive()
+      .max(24 * 365 * 100)
+      .optional(),
     /** Narrow every source; all given keys must match. */
     filters: z
       .object({

@@ -160,7 +160,15 @@ export async function rankTurns(
   const head = candidates.slice(0, Math.max(r.q.topK + Math.min(r.q.topK, 20), reranker ? s.rerankDepth : 0));
   let turns = new Map<string, Turn>();
   try {
-    turns = new Map((await r.deps.episodic.getTurnsByIds(head.map((c) => c.id), r.scope, r.window)).map((t) => [t.id, t]));
+    turns = new Map(
+      (
+        await r.deps.episodic.getTurnsByIds(
+          head.map((c) => c.id),
+          r.scope,
+          r.window,
+        )
+      ).map((t) => [t.id, t]),
+    );
   } catch (err) {
     r.degraded.push(`hydrate: ${errorMessage(err)}`);
   }
@@ -194,7 +202,11 @@ function fuse(lists: Array<{ signal: string; weight: number; hits: readonly Turn
 async function rerank(reranker: Reranker, r: TurnRecall, head: RecalledTurn[]): Promise<RecalledTurn[]> {
   let scores: number[];
   try {
-    scores = await reranker.score(r.q.query, head.map((t) => embeddingText(t.turn)), { userId: r.q.userId });
+    scores = await reranker.score(
+      r.q.query,
+      head.map((t) => embeddingText(t.turn)),
+      { userId: r.q.userId },
+    );
   } catch (err) {
     r.degraded.push(`rerank: ${errorMessage(err)}; fused order kept`);
     return head;

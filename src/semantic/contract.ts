@@ -289,7 +289,11 @@ export interface SemanticStore {
    * SUPERSEDES the old one; the old one is closed, never deleted. Throws NotFoundError
    * for another user's fact and ValidationError when the fact is no longer active.
    */
-  correctFact(scope: AccessScope, factId: string, replacement: Omit<NewFact, 'aboutEntityIds' | 'supersedes' | 'contradicts' | 'temporal' | 'validFrom'> & { reason?: string }): Promise<{ oldFact: Fact; newFact: Fact }>;
+  correctFact(
+    scope: AccessScope,
+    factId: string,
+    replacement: Omit<NewFact, 'aboutEntityIds' | 'supersedes' | 'contradicts' | 'temporal' | 'validFrom'> & { reason?: string },
+  ): Promise<{ oldFact: Fact; newFact: Fact }>;
   /** Marks a fact protected (exempt from decay and cleanup). Idempotent. NotFoundError if not the caller's. */
   confirmFact(scope: AccessScope, factId: string): Promise<Fact>;
   /** Soft delete: valid_to = now, status retracted. NotFoundError if not the caller's. */
@@ -371,7 +375,6 @@ export interface SemanticStore {
 
 // ------------------------------------------------------------------ upkeep (worker jobs)
 
-
 /** Which users a maintenance batch covers: the given ones, or everyone when null. */
 export type UserFilter = readonly string[] | null;
 
@@ -388,7 +391,6 @@ export interface DuplicateFactPair {
   aCreated: string;
   bCreated: string;
 }
-
 
 /**
  * The cross-user upkeep of entities and facts that the worker's decay and cleanup jobs

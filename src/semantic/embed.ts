@@ -8,13 +8,7 @@ import type { Logger } from '../infra/logger';
  * embedder fails, the write still happens without a vector (`embedding_pending`), because
  * losing a fact is worse than finding it only by keyword until a retry embeds it.
  */
-export async function embeddingForWrite(
-  embedder: Embedder,
-  log: Logger,
-  subsystem: string,
-  text: string,
-  given: number[] | undefined,
-): Promise<number[] | undefined> {
+export async function embeddingForWrite(embedder: Embedder, log: Logger, subsystem: string, text: string, given: number[] | undefined): Promise<number[] | undefined> {
   if (given) {
     checkDimensions(embedder, given, 'embedding');
     return given;

@@ -457,8 +457,7 @@ export class Neo4jSemanticStore implements SemanticStore {
       let entity: Entity;
       if (existing) {
         const aliases = mergeAliases(existing.name, existing.aliases, [input.name, ...input.aliases]);
-        const description =
-          input.description && (!existing.description || input.description.length > existing.description.length) ? input.description : existing.description;
+        const description = input.description && (!existing.description || input.description.length > existing.description.length) ? input.description : existing.description;
         const [row] = await rows<{ entity: EntityRow }>(tx, UPDATE_ENTITY, {
           row: {
             id: existing.id,
@@ -593,25 +592,30 @@ export class Neo4jSemanticStore implements SemanticStore {
     return { fact: toFact(row!.fact), created: true, reinforced: false, superseded: [...new Set(fact.supersedes)] };
   }
 
-  private async checkReferences(
-    tx: ManagedTransaction,
-    userId: string,
-    refs: { entityIds: string[]; turnIds: string[]; supersedes: string[]; contradicts: string[] },
-  ): Promise<void> {
+  private async checkReferences(tx: ManagedTransaction, userId: string, refs: { entityIds: string[]; turnIds: string[]; supersedes: string[]; contradicts: string[] }): Promise<void> {
     if (refs.entityIds.length > 0) {
       const found = await rows<{ id: string }>(tx, OWNED_ENTITIES, { userId, ids: refs.entityIds });
-      const [first] = missing(refs.entityIds, found.map((r) => r.id));
+      const [first] = missing(
+        refs.entityIds,
+        found.map((r) => r.id),
+      );
       if (first) throw new NotFoundError('entity', first);
     }
     if (refs.turnIds.length > 0) {
       const found = await rows<{ id: string }>(tx, OWNED_TURNS, { userId, turnIds: refs.turnIds });
-      const [first] = missing(refs.turnIds, found.map((r) => r.id));
+      const [first] = missing(
+        refs.turnIds,
+        found.map((r) => r.id),
+      );
       if (first) throw new NotFoundError('turn', first);
     }
     const factIds = [...refs.supersedes, ...refs.contradicts];
     if (factIds.length > 0) {
       const found = await rows<{ id: string; status: string }>(tx, OWNED_FACTS, { userId, ids: factIds });
-      const [first] = missing(factIds, found.map((r) => r.id));
+      const [first] = missing(
+        factIds,
+        found.map((r) => r.id),
+      );
       if (first) throw new NotFoundError('fact', first);
       const inactive = found.find((f) => refs.supersedes.includes(f.id) && f.status !== 'active');
       if (inactive) throw new ValidationError(`fact ${inactive.id} is ${inactive.status} and cannot be superseded again; correct the fact that replaced it`, { id: inactive.id });
@@ -628,11 +632,7 @@ export class Neo4jSemanticStore implements SemanticStore {
     return found.map((r) => toFact(r.fact));
   }
 
-  async correctFact(
-    scope: AccessScope,
-    factId: string,
-    replacement: Parameters<SemanticStore['correctFact']>[2],
-  ): Promise<{ oldFact: Fact; newFact: Fact }> {
+  async correctFact(scope: AccessScope, factId: string, replacement: Parameters<SemanticStore['correctFact']>[2]): Promise<{ oldFact: Fact; newFact: Fact }> {
     const { userId } = scope;
     return this.db.writeTx(async (tx) => {
       const [oldRow] = await rows<{ fact: FactRow }>(tx, GET_FACT, { userId, factId });
@@ -774,13 +774,15 @@ export class Neo4jSemanticStore implements SemanticStore {
     ]);
     const entries: Array<TimelineEntry & { createdAt: string }> = [
       ...facts.map((r) => toFact(r.fact)).map((fact) => ({ kind: 'fact' as const, validFrom: fact.validFrom, validTo: fact.validTo, createdAt: fact.createdAt, fact })),
-      ...rels.map((r) => toRelationship(r.rel)).map((relationship) => ({
-        kind: 'relationship' as const,
-        validFrom: relationship.validFrom,
-        validTo: relationship.validTo,
-        createdAt: relationship.createdAt,
-        relationship,
-      })),
+      ...rels
+        .map((r) => toRelationship(r.rel))
+        .map((relationship) => ({
+          kind: 'relationship' as const,
+          validFrom: relationship.validFrom,
+          validTo: relationship.validTo,
+          createdAt: relationship.createdAt,
+          relationship,
+        })),
     ];
     entries.sort((a, b) => Date.parse(a.validFrom) - Date.parse(b.validFrom) || Date.parse(a.createdAt) - Date.parse(b.createdAt));
     return entries.slice(0, limit).map(({ createdAt: _createdAt, ...e }) => e);
@@ -842,11 +844,7 @@ export class Neo4jSemanticStore implements SemanticStore {
     const { userId } = scope;
     return this.db.writeTx(async (tx) => {
       await tx.run(LOCK_USER, { userId });
-      const [m] = await rows<{ status: string; channel: string; confidence: number; accessCount: number; conversations: number; globalId: string | null }>(
-        tx,
-        PROMOTION_MEASURES,
-        { userId, factId },
-      );
+      const [m] = await rows<{ status: string; channel: string; confidence: number; accessCount: number; conversations: number; globalId: string | null }>(tx, PROMOTION_MEASURES, { userId, factId });
       if (!m) throw new NotFoundError('fact', factId);
       const measures = { sourceChannel: m.channel, confidence: m.confidence, accessCount: m.accessCount, conversationCount: m.conversations, thresholds };
       const skippedBecause: string[] = [];

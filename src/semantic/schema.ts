@@ -18,9 +18,7 @@ const Iso = z.iso.datetime({ offset: true });
 const Confidence = z.number().min(0).max(1);
 const PropertyValue = z.union([z.string().max(2_000), z.number(), z.boolean()]);
 /** Small scalar maps stored as JSON on nodes and relationships. */
-export const PropertiesSchema = z
-  .record(z.string().min(1).max(100), PropertyValue)
-  .refine((m) => Object.keys(m).length <= 50, 'at most 50 properties');
+export const PropertiesSchema = z.record(z.string().min(1).max(100), PropertyValue).refine((m) => Object.keys(m).length <= 50, 'at most 50 properties');
 const EmbeddingSchema = z.array(z.number()).min(1).max(8192);
 
 /**
@@ -55,8 +53,25 @@ export const PredicateSchema = z
 export const STANDARD_RELATIONSHIP_TYPES = ['RELATED_TO', 'PART_OF', 'LOCATED_IN', 'WORKS_FOR', 'KNOWS', 'CREATED_BY', 'REFERENCES'] as const;
 /** Structural relationship names that entity-to-entity relationships may not use. */
 export const RESERVED_RELATIONSHIP_TYPES = [
-  'ABOUT', 'DERIVED_FROM', 'SUPERSEDES', 'PROMOTED_FROM', 'CONTRADICTS', 'HAS_ENTITY', 'HAS_FACT', 'HAS_GOAL', 'HAS_CONVERSATION',
-  'HAS_TURN', 'FOLLOWED_BY', 'MENTIONS', 'SUBGOAL_OF', 'BLOCKED_BY', 'USES_TOOL', 'SUCCEEDED_IN', 'FAILED_IN', 'USED_TOOL', 'INVOKED',
+  'ABOUT',
+  'DERIVED_FROM',
+  'SUPERSEDES',
+  'PROMOTED_FROM',
+  'CONTRADICTS',
+  'HAS_ENTITY',
+  'HAS_FACT',
+  'HAS_GOAL',
+  'HAS_CONVERSATION',
+  'HAS_TURN',
+  'FOLLOWED_BY',
+  'MENTIONS',
+  'SUBGOAL_OF',
+  'BLOCKED_BY',
+  'USES_TOOL',
+  'SUCCEEDED_IN',
+  'FAILED_IN',
+  'USED_TOOL',
+  'INVOKED',
 ] as const;
 /**
  * A relationship type: UPPER_SNAKE_CASE, 2-50 characters, not a reserved structural name.
@@ -170,7 +185,10 @@ export const PromoteInputSchema = z
     factId: IdSchema,
     reason: z.string().min(1).max(1_000),
     /** Overrides the configured thresholds for this call (recorded in the audit row). */
-    thresholds: z.object({ minConfidence: Confidence, minAccessCount: z.number().int().min(0), minConversations: z.number().int().min(0) }).strict().optional(),
+    thresholds: z
+      .object({ minConfidence: Confidence, minAccessCount: z.number().int().min(0), minConversations: z.number().int().min(0) })
+      .strict()
+      .optional(),
     /** Promote even below the thresholds (an explicit user/agent decision); still audited with them. */
     force: z.boolean().default(false),
   })
@@ -234,22 +252,16 @@ export const EntityGraphQuerySchema = z
   .strict();
 export type EntityGraphQuery = z.input<typeof EntityGraphQuerySchema>;
 
-export const TimelineQuerySchema = z
-  .object({ userId: UserIdSchema, entityId: IdSchema, limit: z.number().int().min(1).max(1000).default(200) })
-  .strict();
+export const TimelineQuerySchema = z.object({ userId: UserIdSchema, entityId: IdSchema, limit: z.number().int().min(1).max(1000).default(200) }).strict();
 export type TimelineQuery = z.input<typeof TimelineQuerySchema>;
 
-export const EndRelationshipSchema = z
-  .object({ userId: UserIdSchema, sourceId: IdSchema, type: RelationshipTypeSchema, targetId: IdSchema })
-  .strict();
+export const EndRelationshipSchema = z.object({ userId: UserIdSchema, sourceId: IdSchema, type: RelationshipTypeSchema, targetId: IdSchema }).strict();
 export type EndRelationshipInput = z.input<typeof EndRelationshipSchema>;
 
 export const FindEntitiesSchema = z.object({ userId: UserIdSchema, name: z.string().trim().min(1).max(200), channels: ChannelsSchema }).strict();
 export type FindEntitiesQuery = z.input<typeof FindEntitiesSchema>;
 
-export const RecordAccessSchema = z
-  .object({ userId: UserIdSchema, factIds: z.array(IdSchema).max(500).default([]), entityIds: z.array(IdSchema).max(500).default([]) })
-  .strict();
+export const RecordAccessSchema = z.object({ userId: UserIdSchema, factIds: z.array(IdSchema).max(500).default([]), entityIds: z.array(IdSchema).max(500).default([]) }).strict();
 export type RecordAccessInput = z.input<typeof RecordAccessSchema>;
 
 export const EntityRefSchema = z.object({ userId: UserIdSchema, entityId: IdSchema }).strict();

@@ -206,7 +206,15 @@ export class SemanticMemory {
     const r = parseInput(EndRelationshipSchema, input, 'relationship end');
     const t0 = performance.now();
     const closed = await this.d.store.endRelationship(this.scope(r.userId), r.sourceId, r.type, r.targetId);
-    if (closed.length > 0) this.write('end_relationship', r.userId, closed[0]!.channel, closed.map((c) => c.id), t0, { type: r.type });
+    if (closed.length > 0)
+      this.write(
+        'end_relationship',
+        r.userId,
+        closed[0]!.channel,
+        closed.map((c) => c.id),
+        t0,
+        { type: r.type },
+      );
     return closed;
   }
 
@@ -238,14 +246,16 @@ export class SemanticMemory {
     const q = parseInput(EntitySearchSchema, query, 'entity search');
     const scope = this.scope(q.userId, { channels: q.channels });
     const embedding = await embeddingForQuery(this.d.embedder, q.query, q.queryEmbedding);
-    return this.read('vectorSearchEntities', scope, q.query ?? '<embedding>', () =>
-      this.d.store.vectorSearchEntities(scope, embedding, { limit: q.topK, types: q.types }),
-    );
+    return this.read('vectorSearchEntities', scope, q.query ?? '<embedding>', () => this.d.store.vectorSearchEntities(scope, embedding, { limit: q.topK, types: q.types }));
   }
 
   /** Keyword (BM25) search over fact claims; `query` is required. */
   async searchFactsText(query: FactSearch): Promise<ScoredFact[]> {
-    const q = parseInput(FactSearchSchema.refine((x) => x.query !== undefined, 'query is required'), query, 'fact text search');
+    const q = parseInput(
+      FactSearchSchema.refine((x) => x.query !== undefined, 'query is required'),
+      query,
+      'fact text search',
+    );
     const scope = this.scope(q.userId, { channels: q.channels });
     return this.read('searchFactsText', scope, q.query!, () =>
       this.d.store.fullTextSearchFacts(scope, q.query!, { limit: q.topK, minConfidence: q.minConfidence, includeInactive: q.includeInactive }),
@@ -254,11 +264,13 @@ export class SemanticMemory {
 
   /** Keyword (BM25) search over entity names, aliases and descriptions; `query` is required. */
   async searchEntitiesText(query: EntitySearch): Promise<ScoredEntity[]> {
-    const q = parseInput(EntitySearchSchema.refine((x) => x.query !== undefined, 'query is required'), query, 'entity text search');
-    const scope = this.scope(q.userId, { channels: q.channels });
-    return this.read('searchEntitiesText', scope, q.query!, () =>
-      this.d.store.fullTextSearchEntities(scope, q.query!, { limit: q.topK, types: q.types }),
+    const q = parseInput(
+      EntitySearchSchema.refine((x) => x.query !== undefined, 'query is required'),
+      query,
+      'entity text search',
     );
+    const scope = this.scope(q.userId, { channels: q.channels });
+    return this.read('searchEntitiesText', scope, q.query!, () => this.d.store.fullTextSearchEntities(scope, q.query!, { limit: q.topK, types: q.types }));
   }
 
   /** Reinforcement after retrieval: access_count + 1, last_accessed = now. */

@@ -52,10 +52,7 @@ const LAUNCHER = 'dev.mnemograph.neo4j.Launcher';
 export function ensureNeo4jBuilt(paths: Neo4jPaths): void {
   run('java', ['-version'], 'run Neo4j', { missingHint: 'install Java 17 (apt-get install openjdk-17-jre-headless)' });
   const stamp = join(paths.project, 'target', '.built');
-  const newest = Math.max(
-    statSync(join(paths.project, 'pom.xml')).mtimeMs,
-    ...listFiles(join(paths.project, 'src')).map((f) => statSync(f).mtimeMs),
-  );
+  const newest = Math.max(statSync(join(paths.project, 'pom.xml')).mtimeMs, ...listFiles(join(paths.project, 'src')).map((f) => statSync(f).mtimeMs));
   if (existsSync(stamp) && statSync(stamp).mtimeMs >= newest && existsSync(join(paths.project, 'target', 'lib'))) return;
   process.stderr.write('building the embedded Neo4j launcher with Maven (first run downloads Neo4j from Maven Central)...\n');
   run('mvn', ['-B', '-q', '-f', join(paths.project, 'pom.xml'), 'package', '-DskipTests'], 'building the Neo4j launcher', {
@@ -107,31 +104,31 @@ export async function neo4jUp(paths: Neo4jPaths, config: Config): Promise<Neo4jU
   ensureNeo4jBuilt(paths);
   mkdirSync(paths.dataDir, { recursive: true });
   const out = openSync(paths.logFile, 'w');
-  const child = spawn(
-    'java',
-    [`-Xmx${config.neo4j.heap}`, ...JVM_FLAGS, '-cp', `${join(paths.project, 'target', 'classes')}:${join(paths.project, 'target', 'lib', '*')}`, LAUNCHER, paths.dataDir],
-    {
-      detached: true,
-      stdio: ['ignore', out, out],
-      env: {
-        ...process.env,
-        NEO4J_BOLT_PORT: String(port),
-        NEO4J_HTTP_PORT: String(config.neo4j.httpPort),
-        NEO4J_PASSWORD: config.neo4j.password,
-        NEO4J_PAGECACHE: config.neo4j.pageCache,
-        NEO4J_VECTOR_MERGE_FACTOR: String(config.neo4j.vectorMergeFactor),
-      },
+  const child = spawn('java', [`-Xmx${config.neo4j.heap}`, ...JVM_FLAGS, '-cp', `${join(paths.project, 'target', 'classes')}:${join(paths.project, 'target', 'lib', '*')}`, LAUNCHER, paths.dataDir], {
+    detached: true,
+    stdio: ['ignore', out, out],
+    env: {
+      ...process.env,
+      NEO4J_BOLT_PORT: String(port),
+      NEO4J_HTTP_PORT: String(config.neo4j.httpPort),
+      NEO4J_PASSWORD: config.neo4j.password,
+      NEO4J_PAGECACHE: config.neo4j.pageCache,
+      NEO4J_VECTOR_MERGE_FACTOR: String(config.neo4j.vectorMergeFactor),
     },
-  );
+  });
   closeSync(out);
   child.unref();
   if (child.pid === undefined) throw new StackError('could not start java for Neo4j');
   writeFileSync(paths.pidFile, String(child.pid));
 
-  const ready = await waitFor(async () => {
-    if (!processAlive(child.pid!)) throw new Error('exited');
-    return readFileSync(paths.logFile, 'utf8').includes('MNEMOGRAPH_NEO4J_READY');
-  }, config.neo4j.startupTimeoutMs, 250);
+  const ready = await waitFor(
+    async () => {
+      if (!processAlive(child.pid!)) throw new Error('exited');
+      return readFileSync(paths.logFile, 'utf8').includes('MNEMOGRAPH_NEO4J_READY');
+    },
+    config.neo4j.startupTimeoutMs,
+    250,
+  );
   if (!ready || !processAlive(child.pid)) {
     if (processAlive(child.pid)) process.kill(child.pid, 'SIGKILL');
     rmSync(paths.pidFile, { force: true });

@@ -52,7 +52,12 @@ export async function postgresUp(config: Config): Promise<'running' | 'started'>
   const database = decodeURIComponent(url.pathname.slice(1)) || 'postgres';
   const admin = withDatabase(config.postgres.url, 'postgres');
   let state: 'running' | 'started' = 'running';
-  if (!(await pingPostgres(admin).then(() => true, () => false))) {
+  if (
+    !(await pingPostgres(admin).then(
+      () => true,
+      () => false,
+    ))
+  ) {
     if (!isLocalHost(url.hostname)) throw new StackError(`PostgreSQL at ${redactPgUrl(admin)} does not answer and is not local; start it or fix DATABASE_URL`);
     run(PG_START[0], [...PG_START[1]], 'starting PostgreSQL', { missingHint: 'install PostgreSQL (apt-get install postgresql)' });
     if (!(await waitFor(() => pingPostgres(admin).then(() => true), 30_000))) {
@@ -73,7 +78,13 @@ export async function postgresUp(config: Config): Promise<'running' | 'started'>
 
 export async function redisUp(config: Config): Promise<'running' | 'started'> {
   if (config.redis.clusterNodes) return 'running';
-  if (await pingRedis(config.redis.url).then(() => true, () => false)) return 'running';
+  if (
+    await pingRedis(config.redis.url).then(
+      () => true,
+      () => false,
+    )
+  )
+    return 'running';
   const url = new URL(config.redis.url);
   if (!isLocalHost(url.hostname)) throw new StackError(`Redis at ${config.redis.url} does not answer and is not local; start it or fix REDIS_URL`);
   run(REDIS_START[0], [...REDIS_START[1]], 'starting Redis', { missingHint: 'install Redis (apt-get install redis-server)' });
@@ -82,4 +93,3 @@ export async function redisUp(config: Config): Promise<'running' | 'started'> {
   }
   return 'started';
 }
-

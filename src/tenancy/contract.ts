@@ -4,9 +4,7 @@ import { z } from 'zod';
  * A tenant id: lowercase letters, digits and '-', no '.', so "<tenant>.<user>" splits
  * unambiguously at the first dot.
  */
-export const TenantIdSchema = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9-]{1,31}$/, 'must be 2-32 characters of lowercase letters, digits and - (starting with a letter or digit)');
+export const TenantIdSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{1,31}$/, 'must be 2-32 characters of lowercase letters, digits and - (starting with a letter or digit)');
 
 export interface Tenant {
   id: string;

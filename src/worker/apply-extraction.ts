@@ -58,11 +58,7 @@ export class KnowledgeApplier {
       fact: (f: ExtractedFact) => itemKey([scope.userId, scope.sourceId, 'fact', f.subject, f.relation, f.object, f.polarity, f.temporal, f.sourceTurnId]),
       rel: (s: string, t: string, type: string) => itemKey([scope.userId, scope.sourceId, 'rel', s, t, type]),
     };
-    const allKeys = [
-      ...result.entities.map((e) => keys.entity(e.name)),
-      ...result.facts.map(keys.fact),
-      ...result.relationships.map((r) => keys.rel(r.source, r.target, r.type)),
-    ];
+    const allKeys = [...result.entities.map((e) => keys.entity(e.name)), ...result.facts.map(keys.fact), ...result.relationships.map((r) => keys.rel(r.source, r.target, r.type))];
     const done = await this.ledger.applied(allKeys);
     const entityIds = new Map<string, string>();
 

@@ -69,5 +69,8 @@ export class PgJobStore implements ConsolidationLedger, JobRunLog {
 
 /** A stable key (and id-safe hash) for one item of one source. */
 export function itemKey(parts: Array<string | undefined>): string {
-  return createHash('sha256').update(parts.map((p) => (p ?? '').toLowerCase().trim()).join('\u0000')).digest('hex').slice(0, 32);
+  return createHash('sha256')
+    .update(parts.map((p) => (p ?? '').toLowerCase().trim()).join('\u0000'))
+    .digest('hex')
+    .slice(0, 32);
 }

@@ -23,7 +23,13 @@ export class RedisWorkingStore implements WorkingMemoryStore {
     if (turns.length === 0) return;
     const key = `${sessionKey(scope)}:turns`;
     // LPUSH of several values leaves the last one at the head: newest first, as read.
-    await this.redis.multi().lpush(key, ...turns.map((t) => JSON.stringify(t))).ltrim(key, 0, this.maxTurns - 1).expire(key, this.ttlSeconds).exec().then(check);
+    await this.redis
+      .multi()
+      .lpush(key, ...turns.map((t) => JSON.stringify(t)))
+      .ltrim(key, 0, this.maxTurns - 1)
+      .expire(key, this.ttlSeconds)
+      .exec()
+      .then(check);
   }
 
   async getRecentTurns(scope: SessionScope, limit: number): Promise<WorkingTurn[]> {

@@ -15,7 +15,9 @@ export interface Harness {
 }
 
 export async function openHarness(env: Record<string, string> = {}, opts: ApiOptions = {}): Promise<Harness> {
-  const m = await createMnemograph(testConfig({ LOG_LEVEL: 'silent', AUDIT_LEVEL: 'writes', API_KEY_CACHE_SECONDS: '0', API_RATE_LIMIT_PER_MINUTE: '100000', API_AUTH_FAILURES_PER_MINUTE: '1000000', ...env }));
+  const m = await createMnemograph(
+    testConfig({ LOG_LEVEL: 'silent', AUDIT_LEVEL: 'writes', API_KEY_CACHE_SECONDS: '0', API_RATE_LIMIT_PER_MINUTE: '100000', API_AUTH_FAILURES_PER_MINUTE: '1000000', ...env }),
+  );
   const srv = await startServer(m, { ...opts, port: 0 });
   return {
     m,
@@ -74,7 +76,11 @@ export async function seedUser(h: Harness, key: string) {
   const entityId = await made('/v1/entities', { name: 'Lisbon', type: 'place', aliases: ['Lisboa'] }, (b) => b.entity.id);
   const personId = await made('/v1/entities', { name: 'Ana Souza', type: 'person' }, (b) => b.entity.id);
   const factId = await made('/v1/facts', { claim: 'The user lives in Lisbon', aboutEntityIds: [entityId], sourceTurnId: `${conversationId}:0` }, (b) => b.fact.id);
-  const strategyId = await made('/v1/strategies', { description: 'Search listings then compare prices', toolSequence: ['search_listings', 'compare'], contextPattern: 'find a flat' }, (b) => b.strategy.id);
+  const strategyId = await made(
+    '/v1/strategies',
+    { description: 'Search listings then compare prices', toolSequence: ['search_listings', 'compare'], contextPattern: 'find a flat' },
+    (b) => b.strategy.id,
+  );
   const goalId = await made('/v1/goals', { description: 'Find a flat in Lisbon', priority: 7 }, (b) => b.goal.id);
   const blockerGoalId = await made('/v1/goals', { description: 'Save for the deposit', priority: 5 }, (b) => b.goal.id);
   await made('/v1/tool-invocations', { conversationId, toolName: 'search_listings', toolInput: { city: 'Lisbon' }, success: true, latencyMs: 40, taskType: 'housing' }, (b) => b.invocation.id);
@@ -89,7 +95,12 @@ export const happy: Record<string, (u: SeededUser) => Case> = {
   storeTurns: (u) => ({
     method: 'POST',
     path: '/v1/turns/batch',
-    body: { turns: [{ userId: u.userId, conversationId: uid('c'), role: 'user', content: 'batch one' }, { userId: u.userId, conversationId: uid('c'), role: 'user', content: 'batch two' }] },
+    body: {
+      turns: [
+        { userId: u.userId, conversationId: uid('c'), role: 'user', content: 'batch one' },
+        { userId: u.userId, conversationId: uid('c'), role: 'user', content: 'batch two' },
+      ],
+    },
     status: 201,
   }),
   getConversation: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/conversations/${u.conversationId}`, status: 200 }),
@@ -122,7 +133,12 @@ export const happy: Record<string, (u: SeededUser) => Case> = {
   confirmFact: (u) => ({ method: 'POST', path: `/v1/users/${u.userId}/facts/${u.factId}/confirm`, body: {}, status: 200 }),
   retractFact: (u) => ({ method: 'POST', path: `/v1/users/${u.userId}/facts/${u.factId}/retract`, body: { reason: 'test' }, status: 200 }),
   promoteToGlobal: (u) => ({ method: 'POST', path: '/v1/facts/promote', body: { userId: u.userId, factId: u.factId, reason: 'test', force: true }, status: 200 }),
-  recordInvocation: (u) => ({ method: 'POST', path: '/v1/tool-invocations', body: { userId: u.userId, conversationId: u.conversationId, toolName: 'compare', success: false, latencyMs: 3 }, status: 201 }),
+  recordInvocation: (u) => ({
+    method: 'POST',
+    path: '/v1/tool-invocations',
+    body: { userId: u.userId, conversationId: u.conversationId, toolName: 'compare', success: false, latencyMs: 3 },
+    status: 201,
+  }),
   getInvocations: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/conversations/${u.conversationId}/tool-invocations`, status: 200 }),
   getToolStats: (u) => ({ method: 'POST', path: '/v1/tools/stats', body: { userId: u.userId }, status: 200 }),
   learnStrategy: (u) => ({ method: 'POST', path: '/v1/strategies', body: { userId: u.userId, description: 'Ask for the budget first', toolSequence: ['ask'] }, status: 201 }),
@@ -142,4 +158,3 @@ export const happy: Record<string, (u: SeededUser) => Case> = {
   addBlocker: (u) => ({ method: 'POST', path: `/v1/users/${u.userId}/goals/${u.goalId}/blockers`, body: { blockerId: u.blockerGoalId }, status: 200 }),
   consolidateUser: (u) => ({ method: 'POST', path: `/v1/users/${u.userId}/consolidate`, body: {}, status: 200 }),
 };
-

@@ -70,10 +70,14 @@ describe('readiness', () => {
     expect(write.body.error).toMatchObject({ code: 'STORE_UNAVAILABLE', details: { store: 'neo4j' } });
 
     await proxy.open();
-    const up = await eventually(async () => {
-      const r = await h.call(undefined, 'GET', '/readyz');
-      return r.status === 200 ? r : undefined;
-    }, 'readyz to report Neo4j back', 20_000);
+    const up = await eventually(
+      async () => {
+        const r = await h.call(undefined, 'GET', '/readyz');
+        return r.status === 200 ? r : undefined;
+      },
+      'readyz to report Neo4j back',
+      20_000,
+    );
     expect(up.body.stores.neo4j.up).toBe(true);
   });
 });
@@ -134,7 +138,11 @@ describe('OpenAPI document', () => {
       const o = ops.find((x) => x.id === r.id)!;
       expect({ id: r.id, method: o.method, path: o.path }).toEqual({ id: r.id, method: r.method, path: openApiPath(r.path) });
       const declared = (o.op.parameters ?? []).filter((p: any) => p.in === 'path').map((p: any) => [p.name, p.required]);
-      expect(declared.sort()).toEqual(pathParams(r.path).map((p) => [p, true]).sort());
+      expect(declared.sort()).toEqual(
+        pathParams(r.path)
+          .map((p) => [p, true])
+          .sort(),
+      );
       if (r.method === 'post' || r.method === 'put') expect(o.op.requestBody.content['application/json'].schema).toBeDefined();
       expect(Object.keys(o.op.responses).sort()).toEqual([String(r.status), '400', '401', '404', '413', '429', '503'].sort());
       expect(o.op.security).toEqual([{ apiKey: [] }]);

@@ -52,7 +52,13 @@ describe('every route', () => {
     const stranger = uid('nobody');
     const otherConv = uid('c');
     const strangerPath = c.path.replace(u.userId, stranger).replace(u.conversationId, otherConv);
-    const strangerBody = JSON.parse(JSON.stringify(c.body ?? null).split(u.userId).join(stranger).split(u.conversationId).join(otherConv));
+    const strangerBody = JSON.parse(
+      JSON.stringify(c.body ?? null)
+        .split(u.userId)
+        .join(stranger)
+        .split(u.conversationId)
+        .join(otherConv),
+    );
     const r = await h.call(key, c.method, strangerPath, strangerBody ?? undefined);
     const route = ROUTES.find((x) => x.id === id)!;
     // A write that references only u's objects (entities, facts, turns) cannot use them: 404/400, never 5xx.
@@ -94,7 +100,7 @@ describe('validation and error shape', () => {
     expect((await h.call(undefined, 'GET', '/nowhere')).status).toBe(404);
   });
 
-  it('returns the caller\'s request id, or makes one', async () => {
+  it("returns the caller's request id, or makes one", async () => {
     const r = await h.call(key, 'GET', '/v1/nope', undefined, { 'x-request-id': 'req-123' });
     expect(r.headers.get('x-request-id')).toBe('req-123');
     expect(r.body.error.requestId).toBe('req-123');

@@ -54,9 +54,11 @@ async function leftovers(userId: string) {
   const labels = (await m.neo4j.read<{ label: string }>('CALL db.labels() YIELD label RETURN label', {}, tag)).map((r) => r.label);
   let nodes = 0;
   for (const l of labels) nodes += (await m.neo4j.read<{ n: number }>(`MATCH (n:\`${l}\`) WHERE n.user_id = $u OR (n:User AND n.id = $u) RETURN count(n) AS n`, { u: userId }, tag))[0]!.n;
-  const tables = (await m.pg.primary.query<{ t: string }>(
-    "SELECT c.relname AS t FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid WHERE a.attname = 'user_id' AND c.relkind IN ('r','p') AND NOT c.relispartition AND c.relnamespace = current_schema()::regnamespace",
-  )).rows.map((r) => r.t);
+  const tables = (
+    await m.pg.primary.query<{ t: string }>(
+      "SELECT c.relname AS t FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid WHERE a.attname = 'user_id' AND c.relkind IN ('r','p') AND NOT c.relispartition AND c.relnamespace = current_schema()::regnamespace",
+    )
+  ).rows.map((r) => r.t);
   const rows: Record<string, number> = {};
   for (const t of tables) {
     const n = Number((await m.pg.primary.query(`SELECT count(*) AS n FROM "${t}" WHERE user_id = $1`, [userId])).rows[0].n);
@@ -69,7 +71,11 @@ async function leftovers(userId: string) {
 /** JSON with object keys sorted (property order in Neo4j is not meaningful). */
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  if (v && typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   return JSON.stringify(v);
 }
 
@@ -112,7 +118,10 @@ describe('forget-user, export and import through the CLI', () => {
     const file = join(dir, 'user.jsonl');
     const exported = await cli('export', '--user', userId, '--out', file);
     expect(exported.stdout).toContain(`to ${file}`);
-    const fileLines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as ExportLine);
+    const fileLines = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as ExportLine);
     expect(normalize(fileLines)).toEqual(normalize(before));
 
     expect((await cli('forget-user', '--user', userId).catch((e: { code: number; stderr: string }) => e)).stderr).toContain('--yes');
@@ -124,8 +133,7 @@ describe('forget-user, export and import through the CLI', () => {
     expect(audit.rows).toEqual([{ operation: 'forget_user', memory_type: 'system', metadata: expect.objectContaining({ userId, nodesDeleted: present.nodes }) }]);
     // An audit row about the user from before the erasure, still queued in another process or
     // spooled while Postgres was down, is dropped when it arrives; activity after it is logged.
-    const late = (at: Date) =>
-      m.pg.primary.query("INSERT INTO memory_audit_log (timestamp, operation, memory_type, user_id) VALUES ($1, 'recall', 'episodic', $2)", [at, userId]);
+    const late = (at: Date) => m.pg.primary.query("INSERT INTO memory_audit_log (timestamp, operation, memory_type, user_id) VALUES ($1, 'recall', 'episodic', $2)", [at, userId]);
     await late(new Date(Date.now() - 60_000));
     expect((await leftovers(userId)).rows).toEqual({ memory_audit_log: 1, user_erasures: 1 });
     await late(new Date(Date.now() + 1_000));
@@ -182,7 +190,7 @@ describe('forget-user, export and import through the CLI', () => {
 });
 
 describe('reindex', () => {
-  it('re-embeds a user\'s turns and facts with the configured model (reindex --user)', async () => {
+  it("re-embeds a user's turns and facts with the configured model (reindex --user)", async () => {
     const userId = uid('u');
     await m.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content: 'The boat is moored in Cascais.' });
     await m.memory.learnFact({ userId, claim: 'The boat is in Cascais' });
@@ -216,7 +224,7 @@ describe('keys, stats and search commands', () => {
     expect((await cli('keys', 'list', '--tenant', tenant)).stdout).toContain('revoked');
   }, 60_000);
 
-  it('prints a user\'s stats and search results', async () => {
+  it("prints a user's stats and search results", async () => {
     const userId = uid('u');
     await m.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content: 'The spare key is under the blue flowerpot.' });
     await m.backgroundEmbedder.drain();

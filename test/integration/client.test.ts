@@ -59,7 +59,7 @@ describe('MnemographClient against the real server', () => {
     await expect(anon.userStats('x')).rejects.toBeInstanceOf(UnauthorizedError);
   });
 
-  it('covers knowledge, recall, goals, strategies and observations with the facade\'s names', async () => {
+  it("covers knowledge, recall, goals, strategies and observations with the facade's names", async () => {
     const userId = uid('u');
     const conversationId = uid('c');
     await client.storeTurn({ userId, conversationId, role: 'user', content: 'My sister Anna lives in Lyon.' });
@@ -129,7 +129,10 @@ describe('retries', () => {
 
   it('retries 503 and 429 (honouring Retry-After) and then succeeds', async () => {
     const key = (await h.tenant()).key;
-    for (const [status, retryAfter] of [[503, undefined], [429, '1']] as const) {
+    for (const [status, retryAfter] of [
+      [503, undefined],
+      [429, '1'],
+    ] as const) {
       const f = await flaky(status, 2, retryAfter);
       try {
         const c = new MnemographClient({ baseUrl: f.url, apiKey: key, backoffMs: 5, retries: 3 });

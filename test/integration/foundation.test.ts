@@ -86,7 +86,8 @@ describe('schema after migrate', () => {
 
   it('a second migrate changes nothing', async () => {
     const reports = await runMigrations({ neo4j: s.neo4j, pg: s.pg, config: s.config }, { check: false });
-    for (const r of reports) expect({ store: r.store, applied: r.applied, notes: r.notes, missing: r.missing, changed: r.changed }).toEqual({ store: r.store, applied: [], notes: [], missing: [], changed: [] });
+    for (const r of reports)
+      expect({ store: r.store, applied: r.applied, notes: r.notes, missing: r.missing, changed: r.changed }).toEqual({ store: r.store, applied: [], notes: [], missing: [], changed: [] });
     const check = await runMigrations({ neo4j: s.neo4j, pg: s.pg, config: s.config }, { check: true });
     expect(check.flatMap((r) => [...r.pending, ...r.missing, ...r.changed])).toEqual([]);
   });
@@ -114,9 +115,7 @@ describe('drift', () => {
     expect(out.code).toBe(0);
     expect(out.stdout).toMatch(/recreated turn_content_fulltext$/m);
     const states = async () =>
-      new Map(
-        (await s.neo4j.read<{ name: string; state: string }>('SHOW INDEXES YIELD name, state RETURN name, state', {}, { subsystem: 'test', op: 'indexes' })).map((r) => [r.name, r.state]),
-      );
+      new Map((await s.neo4j.read<{ name: string; state: string }>('SHOW INDEXES YIELD name, state RETURN name, state', {}, { subsystem: 'test', op: 'indexes' })).map((r) => [r.name, r.state]));
     await eventually(async () => (await states()).get('turn_content_fulltext') === 'ONLINE', 'turn_content_fulltext online again', 60_000);
     const names = await states();
     for (const retired of ['fact_claim_fulltext', 'entity_text_fulltext', 'strategy_text_fulltext']) expect(names.has(retired)).toBe(false);
@@ -162,7 +161,9 @@ describe('drift', () => {
 
   it('refuses an embedding model with another dimension', async () => {
     const other = { ...s.config, embedding: { ...s.config.embedding, provider: 'openai' as const, model: 'text-embedding-3-small', dimensions: 1536 } };
-    await expect(runMigrations({ neo4j: s.neo4j, pg: s.pg, config: other }, { check: true })).rejects.toThrow(new RegExp(`${testConfig().embedding.model} \\(${testConfig().embedding.dimensions}-d\\).*1536-d.*reindex`));
+    await expect(runMigrations({ neo4j: s.neo4j, pg: s.pg, config: other }, { check: true })).rejects.toThrow(
+      new RegExp(`${testConfig().embedding.model} \\(${testConfig().embedding.dimensions}-d\\).*1536-d.*reindex`),
+    );
   });
 });
 

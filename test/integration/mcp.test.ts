@@ -83,7 +83,7 @@ describe('MCP over stdio (the SDK client spawning `mnemograph mcp`)', () => {
 });
 
 describe('MCP over streamable HTTP (POST /v1/mcp)', () => {
-  it('acts for the header user inside the key\'s tenant, with ids in the tenant\'s terms', async () => {
+  it("acts for the header user inside the key's tenant, with ids in the tenant's terms", async () => {
     const t = await h.tenant();
     const userId = uid('u');
     const connect = async (headers: Record<string, string>) => {

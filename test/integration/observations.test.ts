@@ -62,7 +62,15 @@ describe('observation queue', () => {
 
 describe('bad LLM output during consolidation', () => {
   it('leaves observations and conversations queued, then applies them once the model answers well', async () => {
-    const extractor = new OpenAIExtractor('openai-compatible', { model: 'local-model', baseUrl: llm.baseUrl, timeoutMs: 5000, maxOutputTokens: 1000, maxRetries: 0, usage: new PgUsageSink(m.pg.primary), log: m.log });
+    const extractor = new OpenAIExtractor('openai-compatible', {
+      model: 'local-model',
+      baseUrl: llm.baseUrl,
+      timeoutMs: 5000,
+      maxOutputTokens: 1000,
+      maxRetries: 0,
+      usage: new PgUsageSink(m.pg.primary),
+      log: m.log,
+    });
     const jobs = createJobs({ config: m.config, stores: m.jobStores, knowledge: m.knowledge, extractor, observations: m.observations, locks: m.locks, log: m.log });
     const userId = uid('u');
     const conversationId = uid('c');
@@ -86,7 +94,12 @@ describe('bad LLM output during consolidation', () => {
     expect(usage.every((u) => u.ok === false)).toBe(true);
 
     llm.reply(
-      { text: JSON.stringify({ entities: [{ name: 'Lisbon', type: 'place' }], facts: [{ claim: 'Ana lives in Lisbon', subject: 'Ana', relation: 'lives_in', object: 'Lisbon', single_valued: true, certainty: 'implied', source_turn: 'T0' }] }) },
+      {
+        text: JSON.stringify({
+          entities: [{ name: 'Lisbon', type: 'place' }],
+          facts: [{ claim: 'Ana lives in Lisbon', subject: 'Ana', relation: 'lives_in', object: 'Lisbon', single_valued: true, certainty: 'implied', source_turn: 'T0' }],
+        }),
+      },
       { text: JSON.stringify({ facts: [{ claim: 'User prefers dark mode', subject: 'user', relation: 'prefers', object: 'dark mode', certainty: 'explicit', source_turn: 'T0' }] }) },
     );
     const r = await worker.runJob('consolidate', { userIds: [userId] });

@@ -47,17 +47,31 @@ describe('recordInvocation', () => {
         t: toolName,
       }),
     ).toBe(1);
-    const tool = await m.neo4j.read<{ usage: number; ok: number; avg: number }>('MATCH (t:Tool {name: $t}) RETURN t.usage_count AS usage, t.success_count AS ok, t.avg_latency_ms AS avg', { t: toolName }, tag);
+    const tool = await m.neo4j.read<{ usage: number; ok: number; avg: number }>(
+      'MATCH (t:Tool {name: $t}) RETURN t.usage_count AS usage, t.success_count AS ok, t.avg_latency_ms AS avg',
+      { t: toolName },
+      tag,
+    );
     expect(tool[0]).toEqual({ usage: 1, ok: 1, avg: 120 });
     const rows = await pgRows(userId);
     expect(rows).toHaveLength(1);
     await m.audit.flush();
     const audit = await m.pg.primary.query("SELECT affected_ids FROM memory_audit_log WHERE user_id = $1 AND operation = 'record_invocation'", [userId]);
     expect(audit.rows.map((r) => r.affected_ids)).toEqual([[input.invocationId]]);
-    expect(rows[0]).toMatchObject({ invocation_id: input.invocationId, conversation_id: conversationId, turn_index: 0, tool_name: toolName, tool_input: input.toolInput, tool_output: input.toolOutput, success: true, latency_ms: 120, channel: '_global' });
+    expect(rows[0]).toMatchObject({
+      invocation_id: input.invocationId,
+      conversation_id: conversationId,
+      turn_index: 0,
+      tool_name: toolName,
+      tool_input: input.toolInput,
+      tool_output: input.toolOutput,
+      success: true,
+      latency_ms: 120,
+      channel: '_global',
+    });
   });
 
-  it('creates a new conversation for its owner and refuses another user\'s conversation without writing', async () => {
+  it("creates a new conversation for its owner and refuses another user's conversation without writing", async () => {
     const [owner, intruder] = [uid('owner'), uid('intruder')];
     const conversationId = uid('c');
     await m.memory.recordInvocation({ userId: owner, conversationId, toolName: 'calc', toolInput: { expr: '1+1' }, toolOutput: 2, success: true, latencyMs: 3 });
@@ -120,8 +134,23 @@ describe('strategies', () => {
     expect(ci.created).toBe(true);
     expect(ci.strategy).toMatchObject({ successCount: 1, failureCount: 0, toolSequence: ['ci_logs', 'shell', 'git_push'] });
     // Same conversation again: not counted twice. Another conversation: reinforced.
-    expect((await m.memory.learnStrategy({ userId, description: 'Fix CI', contextPattern: 'failing continuous integration build', toolSequence: ['ci_logs', 'shell', 'git_push'], fromConversationId: conv })).strategy.successCount).toBe(1);
-    await m.memory.learnStrategy({ userId, description: 'Plan a trip: search flights, compare prices, book the cheapest', contextPattern: 'travel booking', toolSequence: ['flight_search', 'booking'] });
+    expect(
+      (
+        await m.memory.learnStrategy({
+          userId,
+          description: 'Fix CI',
+          contextPattern: 'failing continuous integration build',
+          toolSequence: ['ci_logs', 'shell', 'git_push'],
+          fromConversationId: conv,
+        })
+      ).strategy.successCount,
+    ).toBe(1);
+    await m.memory.learnStrategy({
+      userId,
+      description: 'Plan a trip: search flights, compare prices, book the cheapest',
+      contextPattern: 'travel booking',
+      toolSequence: ['flight_search', 'booking'],
+    });
     await m.memory.learnStrategy({ userId, description: 'Summarise a long PDF report chapter by chapter', contextPattern: 'document summary', toolSequence: ['pdf_reader'] });
 
     expect(await count('MATCH (:Strategy {id: $id})-[:USES_TOOL]->(t:Tool) RETURN count(t) AS n', { id: ci.strategy.id })).toBe(3);

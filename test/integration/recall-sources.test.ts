@@ -105,7 +105,11 @@ describe('remember returns facts, entities, strategies, goals and the profile', 
     expect(b.entities[1]!.relevance).toBeLessThan(b.entities[0]!.relevance);
 
     // The depth is a setting: at 2 the city comes too, still behind the nearer entity.
-    const deep = new SemanticEntitySource({ store: m.semanticStore, provenance: new StoreProvenanceFilter({ semantic: m.semanticStore, procedural: new Neo4jProceduralStore(m.neo4j) }), settings: { ...m.config.recall, entityDepth: 2 } });
+    const deep = new SemanticEntitySource({
+      store: m.semanticStore,
+      provenance: new StoreProvenanceFilter({ semantic: m.semanticStore, procedural: new Neo4jProceduralStore(m.neo4j) }),
+      settings: { ...m.config.recall, entityDepth: 2 },
+    });
     const d2 = await withoutVectors((x) => x.memory.remember({ userId, query: 'What do I know about Zorabel?' }), { recallSources: [deep] });
     expect(ids(d2.entities)).toEqual([zora.id, lab.id, city.id]);
     expect(d2.entities[2]!.signals.graph?.note).toBe('depth 2 via Halvorsen Robotics -LOCATED_IN->');
@@ -230,7 +234,11 @@ describe('remember returns facts, entities, strategies, goals and the profile', 
     await fact(userId, 'Juno Albrecht raised the rent in May');
     await m.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content: 'Juno Albrecht called about the rent again' });
     const broken: RecallSource = { kind: 'fact', search: () => Promise.reject(new Error('fact index offline')) };
-    const entities = new SemanticEntitySource({ store: m.semanticStore, provenance: new StoreProvenanceFilter({ semantic: m.semanticStore, procedural: new Neo4jProceduralStore(m.neo4j) }), settings: m.config.recall });
+    const entities = new SemanticEntitySource({
+      store: m.semanticStore,
+      provenance: new StoreProvenanceFilter({ semantic: m.semanticStore, procedural: new Neo4jProceduralStore(m.neo4j) }),
+      settings: m.config.recall,
+    });
     const x = await createMnemograph(testConfig({ LOG_LEVEL: 'silent' }), { backgroundEmbedding: false, recallSources: [broken, entities] });
     try {
       const b = await x.memory.remember({ userId, query: 'What did Juno Albrecht say about the rent?' });

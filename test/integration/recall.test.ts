@@ -8,7 +8,17 @@ import { Neo4jEpisodicStore } from '../../src/episodic';
 import type { CypherRunner } from '../../src/infra/neo4j';
 import { NEO4J_BACKFILLS } from '../../src/migrate/backfills';
 import { MnemographError, ValidationError } from '../../src/errors';
-import { HybridRecallEngine, RecallQuerySchema, TURN_GENERATORS, TURN_STAGES, recallSettingsFrom, type CandidateGenerator, type MemoryBundle, type Techniques, type TurnStage } from '../../src/retrieval';
+import {
+  HybridRecallEngine,
+  RecallQuerySchema,
+  TURN_GENERATORS,
+  TURN_STAGES,
+  recallSettingsFrom,
+  type CandidateGenerator,
+  type MemoryBundle,
+  type Techniques,
+  type TurnStage,
+} from '../../src/retrieval';
 import { startAnthropicServer, startOpenAIChatServer, type LlmServer } from '../support/llm-servers';
 import { eventually, testConfig, uid } from '../support/stack';
 
@@ -86,8 +96,7 @@ describe('remember', () => {
     await store(userId, 'Deploy notes: the staging cluster was rebuilt', { conversationId, metadata: { source: 'slack', connectionId: 'conn-1', contextType: 'ops' } });
     await store(userId, 'Deploy notes: the production cluster was upgraded', { conversationId, metadata: { source: 'email', connectionId: 'conn-2', contextType: 'ops' } });
     await store(userId, 'Deploy notes: the old cluster was retired', { conversationId, timestamp: old, metadata: { source: 'slack', connectionId: 'conn-1', contextType: 'history' } });
-    const ask = async (extra: Partial<Parameters<typeof m.memory.remember>[0]>) =>
-      contents(await m.memory.remember({ userId, query: 'deploy notes cluster', techniques: PLAIN, ...extra })).sort();
+    const ask = async (extra: Partial<Parameters<typeof m.memory.remember>[0]>) => contents(await m.memory.remember({ userId, query: 'deploy notes cluster', techniques: PLAIN, ...extra })).sort();
 
     expect(await ask({})).toHaveLength(3);
     expect(await ask({ filters: { source: 'slack' } })).toEqual(['Deploy notes: the old cluster was retired', 'Deploy notes: the staging cluster was rebuilt']);
@@ -182,14 +191,18 @@ describe('remember', () => {
 
   it('embeds a question in statement form when told to, and as asked by default with e5-small', async () => {
     const embedded: string[] = [];
-    await withInstance({}, async (r) => {
-      const userId = uid('u');
-      await r.memory.remember({ userId, query: 'What did Ann paint last weekend?', techniques: { statementQuery: true } });
-      await r.memory.remember({ userId, query: 'What did Ann paint last weekend?', techniques: { statementQuery: false } });
-      await r.memory.remember({ userId, query: 'What did Ann paint last weekend?' });
-      // The default follows the model: e5-small embeds questions better as asked.
-      expect(embedded).toEqual(['Ann paint last weekend', 'What did Ann paint last weekend?', 'What did Ann paint last weekend?']);
-    }, borrowed(embedded));
+    await withInstance(
+      {},
+      async (r) => {
+        const userId = uid('u');
+        await r.memory.remember({ userId, query: 'What did Ann paint last weekend?', techniques: { statementQuery: true } });
+        await r.memory.remember({ userId, query: 'What did Ann paint last weekend?', techniques: { statementQuery: false } });
+        await r.memory.remember({ userId, query: 'What did Ann paint last weekend?' });
+        // The default follows the model: e5-small embeds questions better as asked.
+        expect(embedded).toEqual(['Ann paint last weekend', 'What did Ann paint last weekend?', 'What did Ann paint last weekend?']);
+      },
+      borrowed(embedded),
+    );
   });
 
   it('prefers the turns of a speaker the query names, not the turns that greet them', async () => {
@@ -205,32 +218,36 @@ describe('remember', () => {
     expect(b.turns[0]!.signals.speaker?.note).toBe('Bob');
   });
 
-  it('leaves known speaker names out of the turn search\'s vector, and keeps them for facts and entities', async () => {
+  it("leaves known speaker names out of the turn search's vector, and keeps them for facts and entities", async () => {
     const embedded: string[] = [];
-    await withInstance({}, async (r) => {
-      const userId = uid('u');
-      const conversationId = uid('c');
-      await r.memory.storeTurns([
-        { userId, conversationId, role: 'user', content: 'I went swimming with the kids.', metadata: { speaker: 'Melanie' } },
-        { userId, conversationId, role: 'assistant', content: 'Sounds fun, Melanie!', metadata: { speaker: 'Caroline' } },
-      ]);
-      // Another user's speakers are not this user's.
-      await r.memory.storeTurns([{ userId: uid('other'), conversationId: uid('c'), role: 'user', content: 'Hi.', metadata: { speaker: 'Zed' } }]);
-      expect((await new Neo4jEpisodicStore(r.neo4j).speakers(userScope(userId))).sort()).toEqual(['Caroline', 'Melanie']);
-      embedded.length = 0;
-      // The user's speakers are read from their conversations: the first recall of this
-      // instance already leaves the name out.
-      await r.memory.remember({ userId, query: 'What does Melanie do with the kids?' });
-      expect(embedded.splice(0)).toEqual(['What does do with the kids?']);
-      // No facts or entities yet: only the turn search embeds, without the name.
-      await r.memory.remember({ userId, query: "What is Melanie's favourite sport?" });
-      expect(embedded.splice(0)).toEqual(['What is favourite sport?']);
-      // With a fact to find, the sources embed the question as asked.
-      await r.memory.semantic.learnFact({ userId, channel: '_global', claim: 'Melanie loves swimming' });
-      embedded.length = 0;
-      await r.memory.remember({ userId, query: "What is Melanie's favourite sport?" });
-      expect(embedded.splice(0)).toEqual(['What is favourite sport?', "What is Melanie's favourite sport?"]);
-    }, borrowed(embedded));
+    await withInstance(
+      {},
+      async (r) => {
+        const userId = uid('u');
+        const conversationId = uid('c');
+        await r.memory.storeTurns([
+          { userId, conversationId, role: 'user', content: 'I went swimming with the kids.', metadata: { speaker: 'Melanie' } },
+          { userId, conversationId, role: 'assistant', content: 'Sounds fun, Melanie!', metadata: { speaker: 'Caroline' } },
+        ]);
+        // Another user's speakers are not this user's.
+        await r.memory.storeTurns([{ userId: uid('other'), conversationId: uid('c'), role: 'user', content: 'Hi.', metadata: { speaker: 'Zed' } }]);
+        expect((await new Neo4jEpisodicStore(r.neo4j).speakers(userScope(userId))).sort()).toEqual(['Caroline', 'Melanie']);
+        embedded.length = 0;
+        // The user's speakers are read from their conversations: the first recall of this
+        // instance already leaves the name out.
+        await r.memory.remember({ userId, query: 'What does Melanie do with the kids?' });
+        expect(embedded.splice(0)).toEqual(['What does do with the kids?']);
+        // No facts or entities yet: only the turn search embeds, without the name.
+        await r.memory.remember({ userId, query: "What is Melanie's favourite sport?" });
+        expect(embedded.splice(0)).toEqual(['What is favourite sport?']);
+        // With a fact to find, the sources embed the question as asked.
+        await r.memory.semantic.learnFact({ userId, channel: '_global', claim: 'Melanie loves swimming' });
+        embedded.length = 0;
+        await r.memory.remember({ userId, query: "What is Melanie's favourite sport?" });
+        expect(embedded.splice(0)).toEqual(['What is favourite sport?', "What is Melanie's favourite sport?"]);
+      },
+      borrowed(embedded),
+    );
   });
 
   it('gives conversations and users stored before they kept speakers the lists from their turns (migrations 007, 008)', async () => {
@@ -246,7 +263,11 @@ describe('remember', () => {
     const episodic = new Neo4jEpisodicStore(m.neo4j);
     expect(await episodic.speakers(userScope(userId))).toEqual([]);
     await NEO4J_BACKFILLS[7]!(m.neo4j);
-    const lists = await m.neo4j.read<{ speakers: string[] }>('MATCH (c:Conversation) WHERE c.user_id = $userId RETURN c.speakers AS speakers ORDER BY size(c.speakers)', { userId }, { subsystem: 'test', op: 'read' });
+    const lists = await m.neo4j.read<{ speakers: string[] }>(
+      'MATCH (c:Conversation) WHERE c.user_id = $userId RETURN c.speakers AS speakers ORDER BY size(c.speakers)',
+      { userId },
+      { subsystem: 'test', op: 'read' },
+    );
     expect(lists.map((l) => l.speakers.length)).toEqual([0, 2]);
     // A user without its own list is read from the conversations' lists, until 008 fills it.
     expect((await episodic.speakers(userScope(userId))).sort()).toEqual(['Caroline', 'Melanie']);
@@ -279,7 +300,7 @@ describe('remember', () => {
     expect([...(await new Neo4jEpisodicStore(m.neo4j).speakers(userScope(userId)))].sort()).toEqual(['Ann', 'Bo', ...names].sort());
   });
 
-  it('answers a first-person question from the user\'s own turns before the assistant\'s', async () => {
+  it("answers a first-person question from the user's own turns before the assistant's", async () => {
     const userId = uid('u');
     const conversationId = uid('c');
     await m.memory.storeTurns([
@@ -320,7 +341,8 @@ describe('remember', () => {
       // before it was kept) is judged from its content by the same rule.
       const flags = () => m.neo4j.read<{ dated: boolean | null }>('MATCH (t:Turn) WHERE t.user_id = $userId RETURN t.dated AS dated ORDER BY t.index', { userId }, { subsystem: 'test', op: 'flags' });
       expect((await flags()).map((r) => r.dated)).toEqual([false, true]);
-      const asked = async () => (await rrf.memory.remember({ userId, query: 'When was I at the dentist?', techniques: { ...KEYWORDS_ONLY, timeAnswerBoost: true } })).turns.find((t) => /yesterday/.test(t.turn.content))!;
+      const asked = async () =>
+        (await rrf.memory.remember({ userId, query: 'When was I at the dentist?', techniques: { ...KEYWORDS_ONLY, timeAnswerBoost: true } })).turns.find((t) => /yesterday/.test(t.turn.content))!;
       await m.neo4j.write('MATCH (t:Turn) WHERE t.user_id = $userId SET t.dated = false', { userId }, { subsystem: 'test', op: 'flags' });
       expect((await asked()).signals.timeAnswer).toBeUndefined();
       await m.neo4j.write('MATCH (t:Turn) WHERE t.user_id = $userId REMOVE t.dated, t.asks', { userId }, { subsystem: 'test', op: 'flags' });
@@ -328,7 +350,7 @@ describe('remember', () => {
     });
   });
 
-  it('scans a small user\'s turns exactly, and asks the index again, wider, for a larger one, when other users crowd them out', async () => {
+  it("scans a small user's turns exactly, and asks the index again, wider, for a larger one, when other users crowd them out", async () => {
     const userId = uid('u');
     const crowd = uid('u');
     const turns = (owner: string, n: number, text: (i: number) => string) =>
@@ -364,7 +386,11 @@ describe('remember', () => {
     await m.memory.remember({ userId, query: 'cabin wifi password' });
     await m.memory.remember({ userId, query: 'cabin wifi password' });
     await m.reinforcer.flush();
-    const row = await m.neo4j.read<{ n: number; at: string | null }>('MATCH (t:Turn {id: $id}) RETURN t.access_count AS n, toString(t.last_accessed) AS at', { id: t.id }, { subsystem: 'test', op: 'check' });
+    const row = await m.neo4j.read<{ n: number; at: string | null }>(
+      'MATCH (t:Turn {id: $id}) RETURN t.access_count AS n, toString(t.last_accessed) AS at',
+      { id: t.id },
+      { subsystem: 'test', op: 'check' },
+    );
     expect(row[0]).toMatchObject({ n: 2 });
     expect(row[0]!.at).not.toBeNull();
   });
@@ -377,7 +403,12 @@ describe('remember', () => {
 
     const conversationId = uid('c');
     await m.memory.storeTurns(
-      Array.from({ length: 12 }, (_, i) => ({ userId, conversationId, role: 'user' as const, content: `Hiking trip note ${i}: the trail to the ridge took ${i + 2} hours and the views were wide open.` })),
+      Array.from({ length: 12 }, (_, i) => ({
+        userId,
+        conversationId,
+        role: 'user' as const,
+        content: `Hiking trip note ${i}: the trail to the ridge took ${i + 2} hours and the views were wide open.`,
+      })),
     );
     const b = await m.memory.remember({ userId, query: 'hiking trail ridge', topK: 12 });
     expect(b.turns).toHaveLength(12);
@@ -530,7 +561,9 @@ describe('reranking through a Cohere-compatible rerank API', () => {
       const b = await r.memory.remember({ userId, query: 'tomato plants', topK: 3, techniques: PLAIN });
       expect(contents(b)).toEqual(contents(fused));
       expect(b.turns.every((t) => t.signals.rerank === undefined)).toBe(true);
-      expect(b.degraded).toEqual([expect.stringMatching(how === 'fail' ? /^rerank: reranker at .*HTTP 500: model not loaded; fused order kept$/ : /^rerank: reranker at .*(abort|timeout|timed out).*; fused order kept$/i)]);
+      expect(b.degraded).toEqual([
+        expect.stringMatching(how === 'fail' ? /^rerank: reranker at .*HTTP 500: model not loaded; fused order kept$/ : /^rerank: reranker at .*(abort|timeout|timed out).*; fused order kept$/i),
+      ]);
     } finally {
       mode = 'ok';
       await r.close();
@@ -583,17 +616,21 @@ describe('LLM techniques through the real SDKs (a local server speaking each pro
     });
   });
 
-  it('HyDE embeds the question with the LLM\'s hypothetical answer', async () => {
+  it("HyDE embeds the question with the LLM's hypothetical answer", async () => {
     const embedded: string[] = [];
-    await withInstance(settings('openai-compatible'), async (r) => {
-      const userId = await pet(r);
-      openai.reply({ text: 'They have a dog, a golden retriever.' });
-      embedded.length = 0;
-      const b = await r.memory.remember({ userId, query: 'Which pet does the family have?', techniques: { ...PLAIN, fulltext: false, hyde: true } });
-      expect(embedded).toEqual(['Which pet does the family have?\nThey have a dog, a golden retriever.']);
-      expect(contents(b)[0]).toContain('golden retriever');
-      expect(b.degraded).toEqual([]);
-    }, borrowed(embedded));
+    await withInstance(
+      settings('openai-compatible'),
+      async (r) => {
+        const userId = await pet(r);
+        openai.reply({ text: 'They have a dog, a golden retriever.' });
+        embedded.length = 0;
+        const b = await r.memory.remember({ userId, query: 'Which pet does the family have?', techniques: { ...PLAIN, fulltext: false, hyde: true } });
+        expect(embedded).toEqual(['Which pet does the family have?\nThey have a dog, a golden retriever.']);
+        expect(contents(b)[0]).toContain('golden retriever');
+        expect(b.degraded).toEqual([]);
+      },
+      borrowed(embedded),
+    );
   });
 
   it('reranks with the LLM when no cross-encoder is configured; an answer naming no candidate keeps the fused order', async () => {
@@ -647,38 +684,46 @@ describe('LLM techniques through the real SDKs (a local server speaking each pro
     });
   });
 
-  it('in boost mode, recall does not wait for the LLM\'s period before it searches', async () => {
+  it("in boost mode, recall does not wait for the LLM's period before it searches", async () => {
     // The LLM answers only once recall has embedded the query: waiting for the period before
     // the searches would stall until the LLM call times out.
     let armed = false;
     let started!: () => void;
     const embedding = new Promise<void>((resolve) => (started = resolve));
-    await withInstance(settings('openai-compatible'), async (r) => {
-      const userId = uid('u');
-      await r.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content: 'We talked about the garden shed', timestamp: '2023-12-27T10:00:00Z' });
-      await r.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content: 'We talked about the garden fence', timestamp: '2023-05-10T10:00:00Z' });
-      openai.reply({ text: '{"since": "2023-12-20", "until": "2024-01-02"}', after: embedding });
-      const query = 'What did we say about the garden around the holidays?';
-      armed = true;
-      const b = await r.memory.remember({ userId, query, asOf: '2024-02-01T00:00:00Z', techniques: { ...PLAIN, selfQuery: 'boost', selfQueryLlm: true } });
-      expect(b.degraded).toEqual([]);
-      expect(b.time).toEqual({ since: '2023-12-20T00:00:00.000Z', until: '2024-01-02T23:59:59.999Z', from: 'self-query (llm)', mode: 'boost' });
-      expect(contents(b)[0]).toBe('We talked about the garden shed');
-      expect(b.turns[0]!.signals.time).toEqual({ note: '2023-12-20..2024-01-02' });
-    }, borrowed([], () => armed && started()));
+    await withInstance(
+      settings('openai-compatible'),
+      async (r) => {
+        const userId = uid('u');
+        await r.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content: 'We talked about the garden shed', timestamp: '2023-12-27T10:00:00Z' });
+        await r.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content: 'We talked about the garden fence', timestamp: '2023-05-10T10:00:00Z' });
+        openai.reply({ text: '{"since": "2023-12-20", "until": "2024-01-02"}', after: embedding });
+        const query = 'What did we say about the garden around the holidays?';
+        armed = true;
+        const b = await r.memory.remember({ userId, query, asOf: '2024-02-01T00:00:00Z', techniques: { ...PLAIN, selfQuery: 'boost', selfQueryLlm: true } });
+        expect(b.degraded).toEqual([]);
+        expect(b.time).toEqual({ since: '2023-12-20T00:00:00.000Z', until: '2024-01-02T23:59:59.999Z', from: 'self-query (llm)', mode: 'boost' });
+        expect(contents(b)[0]).toBe('We talked about the garden shed');
+        expect(b.turns[0]!.signals.time).toEqual({ note: '2023-12-20..2024-01-02' });
+      },
+      borrowed([], () => armed && started()),
+    );
   });
 
   it('answers from the offline path when the LLM fails, and says so', async () => {
     const embedded: string[] = [];
-    await withInstance(settings('openai-compatible'), async (r) => {
-      const userId = await pet(r);
-      openai.reply({ status: 500, message: 'model not loaded' });
-      embedded.length = 0;
-      const b = await r.memory.remember({ userId, query: 'Which pet does the family have?', techniques: { ...PLAIN, hyde: true, queryExpansion: 'llm' } });
-      expect(b.turns.length).toBeGreaterThan(0);
-      expect(embedded).toEqual(['Which pet does the family have?']);
-      expect(b.degraded).toEqual([expect.stringMatching(/^hyde: .*500.*; embedding the question itself$/), expect.stringMatching(/^expansion: .*500/)]);
-    }, borrowed(embedded));
+    await withInstance(
+      settings('openai-compatible'),
+      async (r) => {
+        const userId = await pet(r);
+        openai.reply({ status: 500, message: 'model not loaded' });
+        embedded.length = 0;
+        const b = await r.memory.remember({ userId, query: 'Which pet does the family have?', techniques: { ...PLAIN, hyde: true, queryExpansion: 'llm' } });
+        expect(b.turns.length).toBeGreaterThan(0);
+        expect(embedded).toEqual(['Which pet does the family have?']);
+        expect(b.degraded).toEqual([expect.stringMatching(/^hyde: .*500.*; embedding the question itself$/), expect.stringMatching(/^expansion: .*500/)]);
+      },
+      borrowed(embedded),
+    );
   });
 });
 

@@ -170,7 +170,13 @@ describe('relationships and graph', () => {
   it('keeps relationship history, validates types, and expands the graph to the asked depth', async () => {
     const userId = uid('u');
     const e = async (name: string, type: string) => (await m.memory.upsertEntity({ userId, name, type })).entity.id;
-    const [dana, initech, globex, berlin, eve] = [await e('Dana', 'person'), await e('Initech', 'organization'), await e('Globex', 'organization'), await e('Berlin', 'place'), await e('Eve', 'person')];
+    const [dana, initech, globex, berlin, eve] = [
+      await e('Dana', 'person'),
+      await e('Initech', 'organization'),
+      await e('Globex', 'organization'),
+      await e('Berlin', 'place'),
+      await e('Eve', 'person'),
+    ];
     const first = await m.memory.createRelationship({ userId, sourceId: dana, targetId: initech, type: 'WORKS_FOR', validFrom: '2019-01-01T00:00:00Z' });
     expect(first.created).toBe(true);
     expect((await m.memory.createRelationship({ userId, sourceId: dana, targetId: initech, type: 'WORKS_FOR' })).created).toBe(false);
@@ -226,7 +232,16 @@ describe('full-text search', () => {
     const crowd = uid('crowd');
     const fact = (await m.memory.storeFact({ userId: me, claim: 'The user drinks green tea with honey every morning before the long walk to work' })).fact;
     const entity = (await m.memory.upsertEntity({ userId: me, name: 'Green Tea Club', type: 'organization', description: 'a green tea tasting group that meets on Fridays' })).entity;
-    const strategy = (await m.memory.learnStrategy({ userId: me, channel: '_global', description: 'brew green tea for the team', contextPattern: 'green tea brewing at the office', toolSequence: ['kettle'], success: true })).strategy;
+    const strategy = (
+      await m.memory.learnStrategy({
+        userId: me,
+        channel: '_global',
+        description: 'brew green tea for the team',
+        contextPattern: 'green tea brewing at the office',
+        toolSequence: ['kettle'],
+        success: true,
+      })
+    ).strategy;
     // 6,000 shorter (higher-scoring) matches held by 600 other users: more than the 5,000
     // hits the stores used to read before filtering by owner.
     const rows = Array.from({ length: 6_000 }, (_, i) => ({ id: `${crowd}-${i}`, userId: `${crowd}-${i % 600}`, key: scopeKey(`${crowd}-${i % 600}`, '_global') }));

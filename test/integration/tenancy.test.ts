@@ -57,7 +57,7 @@ describe('tenant isolation', () => {
     expect(aConv.body.turns.map((t: { content: string }) => t.content)).not.toContain('And I adopted a cat.');
   });
 
-  it('ids that spell out another tenant\'s namespace stay inside the caller\'s own', async () => {
+  it("ids that spell out another tenant's namespace stay inside the caller's own", async () => {
     const u = await seedUser(h, A.key);
     const before = await snapshotOf(u);
     const spoofUser = `${A.tenantId}.${u.userId}`;
@@ -70,11 +70,15 @@ describe('tenant isolation', () => {
     expect(w.body.turn).toMatchObject({ userId: spoofUser, conversationId: spoofConv });
     expect((await h.call(B.key, 'POST', '/v1/turns/recent', { userId: spoofUser, hours: 1 })).body.turns.map((t: { content: string }) => t.content)).toEqual(['injected']);
     expect(await snapshotOf(u)).toEqual(before);
-    const stored = await h.m.neo4j.read<{ users: string[] }>('MATCH (t:Turn {content: "injected"}) WHERE t.user_id STARTS WITH $p RETURN collect(t.user_id) AS users', { p: B.tenantId }, { subsystem: 'test', op: 'check' });
+    const stored = await h.m.neo4j.read<{ users: string[] }>(
+      'MATCH (t:Turn {content: "injected"}) WHERE t.user_id STARTS WITH $p RETURN collect(t.user_id) AS users',
+      { p: B.tenantId },
+      { subsystem: 'test', op: 'check' },
+    );
     expect(stored[0]!.users).toEqual([`${B.tenantId}.${spoofUser}`]);
   });
 
-  it('a tenant cannot erase another tenant\'s user, and an erase of its own leaves the other tenant\'s namesake intact', async () => {
+  it("a tenant cannot erase another tenant's user, and an erase of its own leaves the other tenant's namesake intact", async () => {
     const u = await seedUser(h, A.key);
     await h.call(B.key, 'POST', '/v1/turns', { userId: u.userId, conversationId: uid('c'), role: 'user', content: 'B namesake' });
     const before = await snapshotOf(u);

@@ -77,7 +77,11 @@ describe('consolidate', () => {
     expect(fs.find((f) => f.predicate === 'works_at')).toMatchObject({ certainty: 'explicit', confidence: 0.95, sourceTurnId: `${conversationId}:0`, source: 'extraction:rules' });
     const alice = await m.memory.semantic.findEntitiesByName({ userId, name: 'Alice', channels: ['_global'] });
     expect(alice[0]?.type).toBe('person');
-    const conv = await m.neo4j.read<{ consolidated: string | null; through: number }>('MATCH (c:Conversation {id: $id}) RETURN toString(c.consolidated) AS consolidated, c.consolidated_through AS through', { id: conversationId }, tag);
+    const conv = await m.neo4j.read<{ consolidated: string | null; through: number }>(
+      'MATCH (c:Conversation {id: $id}) RETURN toString(c.consolidated) AS consolidated, c.consolidated_through AS through',
+      { id: conversationId },
+      tag,
+    );
     expect(conv[0]!.consolidated).not.toBeNull();
     expect(conv[0]!.through).toBe(2);
     const profile = await m.memory.getUserProfile(userId);
@@ -146,9 +150,21 @@ describe('consolidate', () => {
   });
 
   it.each([
-    ['prefer_new', [['Google', 'superseded', false], ['Microsoft', 'active', false]]],
+    [
+      'prefer_new',
+      [
+        ['Google', 'superseded', false],
+        ['Microsoft', 'active', false],
+      ],
+    ],
     ['prefer_old', [['Google', 'active', false]]],
-    ['flag_review', [['Google', 'active', false], ['Microsoft', 'active', true]]],
+    [
+      'flag_review',
+      [
+        ['Google', 'active', false],
+        ['Microsoft', 'active', true],
+      ],
+    ],
   ] as const)('resolves a contradiction under %s', async (policy, expected) => {
     const userId = uid('u');
     const conversationId = uid('c');
@@ -256,8 +272,7 @@ describe('promote', () => {
     const [c1, c2] = [uid('c'), uid('c')];
     await say(userId, c1, ['We use Postgres 16 for the Apollo project.'], 'proj');
     await say(userId, c2, ['Apollo runs on Postgres 16.'], 'proj');
-    const learn = (claim: string, confidence: number, turns: string[]) =>
-      m.memory.learnFact({ userId, channel: 'proj', claim, confidence, sourceTurnIds: turns, predicate: 'uses' });
+    const learn = (claim: string, confidence: number, turns: string[]) => m.memory.learnFact({ userId, channel: 'proj', claim, confidence, sourceTurnIds: turns, predicate: 'uses' });
     const good = (await learn('Apollo uses Postgres 16', 0.95, [`${c1}:0`, `${c2}:0`])).fact;
     const lowAccess = (await learn('Apollo uses Redis 7', 0.95, [`${c1}:0`, `${c2}:0`])).fact;
     const oneConversation = (await learn('Apollo uses Neo4j 5', 0.95, [`${c1}:0`])).fact;
@@ -271,7 +286,11 @@ describe('promote', () => {
     expect((await run('promote', [userId])).stats.promoted).toBe(0);
 
     await m.audit.flush();
-    const audit = (await m.pg.primary.query("SELECT promotion_confidence, promotion_access_count, promotion_conversation_count, metadata FROM memory_audit_log WHERE user_id = $1 AND operation = 'promote'", [userId])).rows;
+    const audit = (
+      await m.pg.primary.query("SELECT promotion_confidence, promotion_access_count, promotion_conversation_count, metadata FROM memory_audit_log WHERE user_id = $1 AND operation = 'promote'", [
+        userId,
+      ])
+    ).rows;
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({ promotion_confidence: 0.95, promotion_access_count: 5, promotion_conversation_count: 2 });
     expect(audit[0].metadata.thresholds).toEqual({ minConfidence: 0.85, minAccessCount: 5, minConversations: 2 });
@@ -291,7 +310,13 @@ describe('decay', () => {
     const clock = (days: number): Clock => ({ now: () => new Date(t0 + days * 86_400_000) });
     const read = async () =>
       Object.fromEntries(
-        (await m.neo4j.read<{ id: string; salience: number; confidence: number | null }>('MATCH (n) WHERE n.user_id = $userId AND (n:Entity OR n:Fact) RETURN n.id AS id, n.salience AS salience, n.confidence AS confidence', { userId }, tag)).map((r) => [r.id, r]),
+        (
+          await m.neo4j.read<{ id: string; salience: number; confidence: number | null }>(
+            'MATCH (n) WHERE n.user_id = $userId AND (n:Entity OR n:Fact) RETURN n.id AS id, n.salience AS salience, n.confidence AS confidence',
+            { userId },
+            tag,
+          )
+        ).map((r) => [r.id, r]),
       );
 
     await run('decay', [userId], { clock: clock(10) });
@@ -317,8 +342,7 @@ describe('cleanup and patterns', () => {
     const conversationId = uid('c');
     await say(userId, conversationId, ['hello']);
     const e = (await m.memory.upsertEntity({ userId, name: 'Bob', type: 'person' })).entity;
-    const store = (claim: string, object: string, confidence: number) =>
-      m.memory.storeFact({ userId, claim, confidence, predicate: 'works_at', aboutEntityIds: [e.id], properties: { object } });
+    const store = (claim: string, object: string, confidence: number) => m.memory.storeFact({ userId, claim, confidence, predicate: 'works_at', aboutEntityIds: [e.id], properties: { object } });
     const a = (await store('Bob works at Google', 'Google', 0.7)).fact;
     const b = (await store('Bob works at Google.', 'Google', 0.95)).fact;
     const c = (await store('Bob works at Microsoft', 'Microsoft', 0.9)).fact;

@@ -31,7 +31,10 @@ function startRedis(port: number): ChildProcess {
 
 async function auditRows(m: Mnemograph, userId: string) {
   await m.audit.flush();
-  return (await m.pg.primary.query('SELECT operation, metadata FROM memory_audit_log WHERE user_id = $1 ORDER BY id', [userId])).rows as Array<{ operation: string; metadata: Record<string, unknown> }>;
+  return (await m.pg.primary.query('SELECT operation, metadata FROM memory_audit_log WHERE user_id = $1 ORDER BY id', [userId])).rows as Array<{
+    operation: string;
+    metadata: Record<string, unknown>;
+  }>;
 }
 
 describe('working memory when Redis goes away', () => {
@@ -158,9 +161,9 @@ describe('embedding failures and the model lock', () => {
   it('refuses to start with an embedding model of another dimension', async () => {
     const server = await startOpenAICompatibleServer(1536);
     try {
-      await expect(
-        createMnemograph(testConfig({ EMBEDDING_PROVIDER: 'openai-compatible', EMBEDDING_BASE_URL: server.baseUrl }), { log: silent }),
-      ).rejects.toThrow(`holds embeddings from local/${testConfig().embedding.model} (${testConfig().embedding.dimensions}-d) but openai-compatible/text-embedding-3-small (1536-d) is configured`);
+      await expect(createMnemograph(testConfig({ EMBEDDING_PROVIDER: 'openai-compatible', EMBEDDING_BASE_URL: server.baseUrl }), { log: silent })).rejects.toThrow(
+        `holds embeddings from local/${testConfig().embedding.model} (${testConfig().embedding.dimensions}-d) but openai-compatible/text-embedding-3-small (1536-d) is configured`,
+      );
       expect(server.calls).toBe(0);
     } finally {
       await server.close();

@@ -120,5 +120,3 @@ export function violations(file: string, source: string): string[] {
   }
   return out;
 }
-
-

@@ -27,14 +27,14 @@ describe('AccessScope', () => {
     for (const bad of ['c1', ':3', 'c1:x', 'c1:-1', 'c1:1.5']) expect(parseTurnId(bad)).toBeNull();
   });
 
-  it('writes under the write channel\'s key, which a read of that channel requires', () => {
+  it("writes under the write channel's key, which a read of that channel requires", () => {
     const s = userScope('u', { channel: 'proj' });
     expect(writeKey(s)).toBe(scopeKey('u', 'proj'));
     expect(readKeys(s)).toContain(writeKey(s));
     expect(writeKey(withChannels(s, ['_global']))).toBe(scopeKey('u', '_global'));
   });
 
-  it('puts the principal\'s tenant and agent into the scope, and only there', () => {
+  it("puts the principal's tenant and agent into the scope, and only there", () => {
     expect(keyPrincipal(null)).toBe(LOCAL_PRINCIPAL);
     const p = keyPrincipal('acme', 'key-1');
     expect(p).toEqual({ tenantId: 'acme', keyId: 'key-1', agentId: null });
@@ -42,7 +42,7 @@ describe('AccessScope', () => {
     expect(principalScope(LOCAL_PRINCIPAL, 'u')).toEqual(userScope('u'));
   });
 
-  it('requires one of the scope\'s read keys in a full-text query, and nothing without terms', () => {
+  it("requires one of the scope's read keys in a full-text query, and nothing without terms", () => {
     const s = userScope('u', { channels: ['a'] });
     expect(scopedLuceneQuery(s, 'tea OR honey')).toBe(`+scope_key:(${readKeys(s).join(' ')})^0 +(tea OR honey)`);
     expect(scopedLuceneQuery(s, '  ')).toBeNull();

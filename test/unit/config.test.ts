@@ -67,15 +67,24 @@ describe('loadConfig', () => {
     expect(lite.semantic.entityMatchSimilarity).toBe(0.92);
     expect(lite.worker.duplicateSimilarity).toBe(0.95);
     expect(loadConfig({ ENTITY_MATCH_SIMILARITY: '0.99', DUPLICATE_FACT_SIMILARITY: '0.97' })).toMatchObject({ semantic: { entityMatchSimilarity: 0.99 }, worker: { duplicateSimilarity: 0.97 } });
-    expect(loadConfig({ EMBEDDING_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-x' })).toMatchObject({ semantic: { entityMatchSimilarity: 0.92 }, worker: { duplicateSimilarity: 0.95 }, recall: { minVectorScore: 0.66 } });
-    expect(() => loadConfig({ EMBEDDING_MODEL: 'bert-huge' })).toThrow(/^EMBEDDING_MODEL: unknown local embedding model "bert-huge".*Fix: choose one of bge-small-en-v1.5, e5-small-v2, all-minilm-l6-v2, use-lite-512/);
+    expect(loadConfig({ EMBEDDING_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-x' })).toMatchObject({
+      semantic: { entityMatchSimilarity: 0.92 },
+      worker: { duplicateSimilarity: 0.95 },
+      recall: { minVectorScore: 0.66 },
+    });
+    expect(() => loadConfig({ EMBEDDING_MODEL: 'bert-huge' })).toThrow(
+      /^EMBEDDING_MODEL: unknown local embedding model "bert-huge".*Fix: choose one of bge-small-en-v1.5, e5-small-v2, all-minilm-l6-v2, use-lite-512/,
+    );
     expect(() => loadConfig({ EMBEDDING_MODEL: 'use-lite-512', EMBEDDING_DIMENSIONS: '384' })).toThrow(/use-lite-512 produces 512-d/);
   });
 
   it('reads cluster settings and a read replica', () => {
     const c = loadConfig({ NEO4J_URI: 'neo4j+s://abc.databases.neo4j.io', REDIS_CLUSTER_NODES: 'r1:7000,r2:7001', DATABASE_READ_URL: 'postgres://u:p@replica/db' });
     expect(c.neo4j.uri).toBe('neo4j+s://abc.databases.neo4j.io');
-    expect(c.redis.clusterNodes).toEqual([{ host: 'r1', port: 7000 }, { host: 'r2', port: 7001 }]);
+    expect(c.redis.clusterNodes).toEqual([
+      { host: 'r1', port: 7000 },
+      { host: 'r2', port: 7001 },
+    ]);
     expect(c.postgres.readUrl).toBe('postgres://u:p@replica/db');
   });
 
@@ -90,7 +99,10 @@ describe('loadConfig', () => {
       maxRetries: 0,
     });
     expect(() => loadConfig({ RECALL_LLM_PROVIDER: 'openai-compatible' })).toThrow(/^RECALL_LLM_BASE_URL: is required when RECALL_LLM_PROVIDER=openai-compatible/);
-    expect(loadConfig({ RECALL_LLM_PROVIDER: 'openai-compatible', RECALL_LLM_BASE_URL: 'http://127.0.0.1:8000/v1', RECALL_LLM_MODEL: 'qwen' }).recallLlm).toMatchObject({ model: 'qwen', baseUrl: 'http://127.0.0.1:8000/v1' });
+    expect(loadConfig({ RECALL_LLM_PROVIDER: 'openai-compatible', RECALL_LLM_BASE_URL: 'http://127.0.0.1:8000/v1', RECALL_LLM_MODEL: 'qwen' }).recallLlm).toMatchObject({
+      model: 'qwen',
+      baseUrl: 'http://127.0.0.1:8000/v1',
+    });
     expect(() => loadConfig({ RECALL_LLM_PROVIDER: 'openai' })).toThrow(/^OPENAI_API_KEY: is required when RECALL_LLM_PROVIDER=openai.*RECALL_LLM_PROVIDER=off/);
     expect(() => loadConfig({ RECALL_LLM_PROVIDER: 'anthropic', OPENAI_API_KEY: 'sk-1' })).toThrow(/^ANTHROPIC_API_KEY: is required when RECALL_LLM_PROVIDER=anthropic/);
     expect(() => loadConfig({ EXTRACTION_PROVIDER: 'anthropic' })).toThrow(/^ANTHROPIC_API_KEY: is required when EXTRACTION_PROVIDER=anthropic.*EXTRACTION_PROVIDER=rules/);

@@ -20,7 +20,11 @@ describe('calibration', () => {
 });
 
 describe('LLM output repair', () => {
-  const good = { entities: [{ name: 'Lisbon', type: 'city' }], facts: [{ claim: 'Ana lives in Lisbon', subject: 'Ana', relation: 'lives in', object: 'Lisbon', certainty: 'implied', source_turn: 'T0' }], relationships: [] };
+  const good = {
+    entities: [{ name: 'Lisbon', type: 'city' }],
+    facts: [{ claim: 'Ana lives in Lisbon', subject: 'Ana', relation: 'lives in', object: 'Lisbon', certainty: 'implied', source_turn: 'T0' }],
+    relationships: [],
+  };
 
   it('accepts a clean answer, maps types, relation case and the cited turn', () => {
     const r = parseLlmExtraction(JSON.stringify(good), turns);

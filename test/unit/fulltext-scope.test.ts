@@ -13,7 +13,9 @@ describe('scopedLuceneQuery', () => {
 
   it('keeps query syntax out, so user text cannot change the query', () => {
     expect(luceneWords('a+b (c) "d" e:f OR g*')).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g']);
-    expect(scopedLuceneQuery(userScope('u', { channels: ['default'] }), luceneTerms([{ term: 'x) OR scope_key:(other' }]))).toBe(`+scope_key:(${scopeKey('u', 'default')} ${scopeKey('u', '_global')})^0 +(x scope_key other)`);
+    expect(scopedLuceneQuery(userScope('u', { channels: ['default'] }), luceneTerms([{ term: 'x) OR scope_key:(other' }]))).toBe(
+      `+scope_key:(${scopeKey('u', 'default')} ${scopeKey('u', '_global')})^0 +(x scope_key other)`,
+    );
   });
 });
 

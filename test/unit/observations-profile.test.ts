@@ -16,14 +16,18 @@ describe('profile', () => {
   it('sets single values, accumulates lists, moves negatives, keeps history and plans', () => {
     let p = mergeProfile({ works_at: 'Google', likes: '["tea"]' }, [f('works_at', 'Microsoft', { singleValued: true }), f('likes', 'coffee')]);
     expect(p).toEqual({ works_at: 'Microsoft', likes: ['tea', 'coffee'] });
-    p = mergeProfile(p, [f('likes', 'tea', { polarity: 'negative' }), f('lives_in', 'Oslo', { temporal: 'past' }), f('works_at', 'Stripe', { temporal: 'future' })], [{ category: 'project_details', content: 'Mnemograph uses Neo4j' }]);
+    p = mergeProfile(
+      p,
+      [f('likes', 'tea', { polarity: 'negative' }), f('lives_in', 'Oslo', { temporal: 'past' }), f('works_at', 'Stripe', { temporal: 'future' })],
+      [{ category: 'project_details', content: 'Mnemograph uses Neo4j' }],
+    );
     expect(p).toEqual({ works_at: 'Microsoft', likes: ['coffee'], not_likes: ['tea'], history: ['user lives_in Oslo'], plans: ['user works_at Stripe'], project_details: ['Mnemograph uses Neo4j'] });
   });
 
   it('renders a narrative capped in words', () => {
     const n = renderNarrative({ works_at: 'Acme', likes: ['tea', 'chess'] }, ['user works at Acme']);
     expect(n).toBe('works at: Acme. likes: tea, chess. Recently learned: user works at Acme.');
-    const huge = renderNarrative({ notes: Array.from({ length: 20 }, () => 'word '.repeat(100).trim()) , a: 'b'}, []);
+    const huge = renderNarrative({ notes: Array.from({ length: 20 }, () => 'word '.repeat(100).trim()), a: 'b' }, []);
     expect(huge.split(/\s+/).length).toBeLessThanOrEqual(NARRATIVE_MAX_WORDS);
   });
 });

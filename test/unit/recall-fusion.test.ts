@@ -44,8 +44,24 @@ describe('weightedRrf', () => {
 describe('weightedScoreFusion', () => {
   it('sums min-max-normalised scores, keeping how far ahead the top hit is', () => {
     const fused = weightedScoreFusion([
-      { signal: 'fulltext', weight: 1, items: [{ id: 'a', score: 12 }, { id: 'b', score: 3 }, { id: 'c', score: 2 }] },
-      { signal: 'vector', weight: 0.5, items: [{ id: 'c', score: 0.9 }, { id: 'b', score: 0.85 }, { id: 'd', score: 0.8 }] },
+      {
+        signal: 'fulltext',
+        weight: 1,
+        items: [
+          { id: 'a', score: 12 },
+          { id: 'b', score: 3 },
+          { id: 'c', score: 2 },
+        ],
+      },
+      {
+        signal: 'vector',
+        weight: 0.5,
+        items: [
+          { id: 'c', score: 0.9 },
+          { id: 'b', score: 0.85 },
+          { id: 'd', score: 0.8 },
+        ],
+      },
     ]);
     // a: 1; b: 0.1 + 0.5 * 0.5 = 0.35; c: 0 + 0.5 = 0.5; d: 0
     expect(fused.map((f) => f.id)).toEqual(['a', 'c', 'b', 'd']);
@@ -57,10 +73,27 @@ describe('weightedScoreFusion', () => {
   it('gives a single hit, and hits that all tie, the full weight', () => {
     expect(weightedScoreFusion([{ signal: 'fulltext', weight: 1, items: [{ id: 'a', score: 4 }] }])[0]!.score).toBe(1);
     const tied = weightedScoreFusion([
-      { signal: 'fulltext', weight: 1, items: [{ id: 'a', score: 2 }, { id: 'b', score: 2 }] },
-      { signal: 'vector', weight: 1, items: [{ id: 'a', score: 0.9 }, { id: 'b', score: 0.8 }] },
+      {
+        signal: 'fulltext',
+        weight: 1,
+        items: [
+          { id: 'a', score: 2 },
+          { id: 'b', score: 2 },
+        ],
+      },
+      {
+        signal: 'vector',
+        weight: 1,
+        items: [
+          { id: 'a', score: 0.9 },
+          { id: 'b', score: 0.8 },
+        ],
+      },
     ]);
-    expect(tied.map((f) => [f.id, f.score])).toEqual([['a', 2], ['b', 1]]);
+    expect(tied.map((f) => [f.id, f.score])).toEqual([
+      ['a', 2],
+      ['b', 1],
+    ]);
   });
 });
 

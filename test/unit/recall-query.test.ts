@@ -44,7 +44,15 @@ describe('statementForm', () => {
 
 describe('asksWhen', () => {
   it('recognises questions that ask for a time or a duration', () => {
-    for (const q of ['When did Caroline go to the support group?', 'how long has Melanie been painting?', 'What year did John move?', 'Which month was the trip?', 'So when was that?', 'Since when do I own the car?', 'Remind me when is the dentist appointment'])
+    for (const q of [
+      'When did Caroline go to the support group?',
+      'how long has Melanie been painting?',
+      'What year did John move?',
+      'Which month was the trip?',
+      'So when was that?',
+      'Since when do I own the car?',
+      'Remind me when is the dentist appointment',
+    ])
       expect(asksWhen(q)).toBe(true);
   });
 
@@ -60,7 +68,16 @@ describe('TIME_MENTION_CYPHER', () => {
   const dated = new RegExp(`^${TIME_MENTION_CYPHER.replace('(?is)', '')}$`, 'is');
 
   it('finds words that place a turn in time, across lines, and not look-alikes; turnFlags, which stores them, agrees', () => {
-    for (const t of ['I went to the support group yesterday.', 'We met two years ago', 'Back in May I started', 'It was 2019, I think', 'See you next Friday!', 'I have been painting for 7 years now', 'this weekend was fun', 'first line\nand then yesterday\nthird']) {
+    for (const t of [
+      'I went to the support group yesterday.',
+      'We met two years ago',
+      'Back in May I started',
+      'It was 2019, I think',
+      'See you next Friday!',
+      'I have been painting for 7 years now',
+      'this weekend was fun',
+      'first line\nand then yesterday\nthird',
+    ]) {
       expect(dated.test(t)).toBe(true);
       expect(turnFlags(t).dated).toBe(true);
     }

@@ -18,8 +18,14 @@ describe('temporalOf', () => {
 
 describe('fuseHybrid', () => {
   it('fuses by weighted RRF and reports each list\u2019s rank and raw score', () => {
-    const ft = [{ item: 'a', score: 3.2 }, { item: 'b', score: 1.1 }];
-    const vec = [{ item: 'b', score: 0.91 }, { item: 'c', score: 0.8 }];
+    const ft = [
+      { item: 'a', score: 3.2 },
+      { item: 'b', score: 1.1 },
+    ];
+    const vec = [
+      { item: 'b', score: 0.91 },
+      { item: 'c', score: 0.8 },
+    ];
     const out = fuseHybrid(ft, vec, (x) => x, { rrfK: 10, vectorWeight: 0.5, minVectorScore: 0 });
     // b: 1/12 + 0.5/11 = 0.1288 > a: 1/11 = 0.0909 > c: 0.5/12
     expect(out.map((o) => o.item)).toEqual(['b', 'a', 'c']);
@@ -32,7 +38,11 @@ describe('fuseHybrid', () => {
   });
   it('drops what only the vector list found below the minimum score, not what a keyword found', () => {
     const ft = [{ item: 'a', score: 2 }];
-    const vec = [{ item: 'b', score: 0.8 }, { item: 'a', score: 0.6 }, { item: 'c', score: 0.6 }];
+    const vec = [
+      { item: 'b', score: 0.8 },
+      { item: 'a', score: 0.6 },
+      { item: 'c', score: 0.6 },
+    ];
     const out = fuseHybrid(ft, vec, (x) => x, { rrfK: 10, vectorWeight: 0.5, minVectorScore: 0.66 });
     expect(out.map((o) => o.item).sort()).toEqual(['a', 'b']);
     expect(out.find((o) => o.item === 'a')!.signals.vector).toEqual({ rank: 2, score: 0.6 });
@@ -51,7 +61,18 @@ describe('inTimeRange', () => {
 describe('formatContext for non-turn memories', () => {
   const item = (over: Partial<RecalledItem>): RecalledItem => ({ id: 'x', kind: 'fact', channel: '_global', text: 't', score: 1, relevance: 0.2, signals: {}, ...over });
   const bundle = (over: Partial<MemoryBundle>): MemoryBundle => ({
-    query: 'q', userId: 'u', channels: ['_global'], turns: [], facts: [], entities: [], strategies: [], goals: [], profile: null, degraded: [], timings: {}, ...over,
+    query: 'q',
+    userId: 'u',
+    channels: ['_global'],
+    turns: [],
+    facts: [],
+    entities: [],
+    strategies: [],
+    goals: [],
+    profile: null,
+    degraded: [],
+    timings: {},
+    ...over,
   });
 
   it('marks past facts, goal urgency, strategy records and entity links, most relevant first', () => {

@@ -36,10 +36,13 @@ describe('SpeakerMemo', () => {
   it('keeps what it knows when a refresh fails, and forgets the oldest user past its bound', async () => {
     const errors: unknown[] = [];
     let fail = false;
-    const memo = new SpeakerMemo(async ({ userId }) => {
-      if (fail) throw new Error('neo4j down');
-      return [userId];
-    }, { ttlMs: 0, maxUsers: 2, onRefreshError: (e) => errors.push(e) });
+    const memo = new SpeakerMemo(
+      async ({ userId }) => {
+        if (fail) throw new Error('neo4j down');
+        return [userId];
+      },
+      { ttlMs: 0, maxUsers: 2, onRefreshError: (e) => errors.push(e) },
+    );
     await memo.get(userScope('a'), direct);
     fail = true;
     await memo.get(userScope('a'), direct);

@@ -34,7 +34,10 @@ export const fulltextGenerator: CandidateGenerator = {
     let searched = known ? withoutOrAll(terms, known) : terms;
     let first = await episodic.fulltextSearch(plain(searched), scope, q);
     if (tech.speakerBoost) {
-      speakers.add(scope.userId, first.flatMap((h) => (h.speaker ? [h.speaker] : [])));
+      speakers.add(
+        scope.userId,
+        first.flatMap((h) => (h.speaker ? [h.speaker] : [])),
+      );
       const kept = withoutOrAll(searched, speakers.peek(scope.userId) ?? new Set());
       if (kept !== searched) {
         searched = kept;
@@ -49,8 +52,15 @@ export const fulltextGenerator: CandidateGenerator = {
     if (fromLlm) extra = fromLlm.map((term) => ({ term, weight: LLM_EXPANSION_WEIGHT }));
     else {
       if (first.length === 0) return first;
-      const top = await episodic.getTurnsByIds(first.slice(0, 5).map((h) => h.id), scope, r.window);
-      extra = feedbackTerms(top.map((t) => t.content), new Set(terms)).map((term) => ({ term, weight: FEEDBACK_WEIGHT }));
+      const top = await episodic.getTurnsByIds(
+        first.slice(0, 5).map((h) => h.id),
+        scope,
+        r.window,
+      );
+      extra = feedbackTerms(
+        top.map((t) => t.content),
+        new Set(terms),
+      ).map((term) => ({ term, weight: FEEDBACK_WEIGHT }));
     }
     if (extra.length === 0) return first;
     return episodic.fulltextSearch([...plain(searched), ...extra], scope, q);

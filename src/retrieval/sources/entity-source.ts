@@ -51,7 +51,12 @@ export class SemanticEntitySource implements RecallSource {
     const maxExpanded = this.d.maxExpanded ?? 20;
     if (roots.length === 0 || depth === 0 || maxExpanded <= 0) return roots.map((r) => toItem(r.item, r.score, r.signals));
 
-    const graph = await this.d.store.expandEntities(scope, roots.map((r) => r.item.id), depth, maxExpanded);
+    const graph = await this.d.store.expandEntities(
+      scope,
+      roots.map((r) => r.item.id),
+      depth,
+      maxExpanded,
+    );
     const byId = new Map([...roots.map((r) => r.item), ...graph.entities].map((e) => [e.id, e]));
     const adjacent = adjacency(graph.relationships);
     const rootIds = new Set(roots.map((r) => r.item.id));
@@ -79,9 +84,7 @@ export class SemanticEntitySource implements RecallSource {
         frontier = next;
       }
     }
-    const expanded = [...reached]
-      .map(([id, r]) => ({ entity: byId.get(id)!, ...r }))
-      .sort((a, b) => b.score - a.score || a.hop - b.hop || a.entity.id.localeCompare(b.entity.id));
+    const expanded = [...reached].map(([id, r]) => ({ entity: byId.get(id)!, ...r })).sort((a, b) => b.score - a.score || a.hop - b.hop || a.entity.id.localeCompare(b.entity.id));
     const keptExpanded = (await narrow('entity', expanded, (x) => ({ id: x.entity.id, timestamp: x.entity.updatedAt }), req, this.d.provenance)).slice(0, maxExpanded);
 
     const related = (id: string) =>

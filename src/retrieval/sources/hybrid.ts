@@ -20,17 +20,15 @@ export interface Fused<T> {
  * An item only the vector list found must reach `minVectorScore`: the nearest of a user's
  * few facts is not relevant just because it is the nearest.
  */
-export function fuseHybrid<T>(
-  fulltext: ReadonlyArray<{ item: T; score: number }>,
-  vector: ReadonlyArray<{ item: T; score: number }>,
-  id: (item: T) => string,
-  s: FusionSettings,
-): Array<Fused<T>> {
+export function fuseHybrid<T>(fulltext: ReadonlyArray<{ item: T; score: number }>, vector: ReadonlyArray<{ item: T; score: number }>, id: (item: T) => string, s: FusionSettings): Array<Fused<T>> {
   const keywordIds = new Set(fulltext.map((h) => id(h.item)));
   vector = vector.filter((h) => h.score >= s.minVectorScore || keywordIds.has(id(h.item)));
   const byId = new Map<string, T>();
   const raw: Record<'fulltext' | 'vector', Map<string, number>> = { fulltext: new Map(), vector: new Map() };
-  for (const [signal, list] of [['fulltext', fulltext], ['vector', vector]] as const) {
+  for (const [signal, list] of [
+    ['fulltext', fulltext],
+    ['vector', vector],
+  ] as const) {
     for (const h of list) {
       const key = id(h.item);
       if (!byId.has(key)) byId.set(key, h.item);

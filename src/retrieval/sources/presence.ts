@@ -20,11 +20,7 @@ export class StoreKnowledgePresence {
   ) {}
 
   async kinds(scope: AccessScope): Promise<Set<RecallItemKind>> {
-    const [semantic, strategy, goal] = await Promise.all([
-      this.d.semantic.holdsKnowledge(scope),
-      this.d.procedural.hasStrategies(scope),
-      this.d.goals.hasGoals(scope),
-    ]);
+    const [semantic, strategy, goal] = await Promise.all([this.d.semantic.holdsKnowledge(scope), this.d.procedural.hasStrategies(scope), this.d.goals.hasGoals(scope)]);
     const held: Record<RecallItemKind, boolean> = { ...semantic, strategy, goal };
     return new Set((Object.keys(held) as RecallItemKind[]).filter((k) => held[k]));
   }

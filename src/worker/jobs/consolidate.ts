@@ -107,7 +107,13 @@ async function consolidateConversation(
   }
   await deps.conversations.markConsolidated(conv.id, ctx.clock.now().toISOString());
   out.done = true;
-  if (learned.length > 0) await deps.profiles.learn(conv.userId, learned, [], learned.map((f) => f.claim));
+  if (learned.length > 0)
+    await deps.profiles.learn(
+      conv.userId,
+      learned,
+      [],
+      learned.map((f) => f.claim),
+    );
   return out;
 }
 
