@@ -1,7 +1,4 @@
-import { readKeys, scopeKey, type AccessScope } from '../access';
-
-// Re-exported for the import and backfill code that writes stored nodes' keys; new code imports '../access'.
-export { scopeKey };
+import { readKeys, type AccessScope } from '../access';
 
 /**
  * Lucene for the Neo4j stores' full-text indexes: the one place where query text becomes

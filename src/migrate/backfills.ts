@@ -1,4 +1,5 @@
-import { SCOPED_LABELS, scopeKey } from '../infra/fulltext-scope';
+import { scopeKey } from '../access';
+import { SCOPED_LABELS } from '../infra/fulltext-scope';
 import { MAX_SPEAKERS, SPEAKERS_OF_CONVERSATIONS } from '../episodic/neo4j-episodic-store';
 import type { CypherRunner } from '../infra/neo4j';
 

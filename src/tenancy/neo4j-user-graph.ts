@@ -1,5 +1,6 @@
 import { ValidationError } from '../errors';
-import { SCOPED_LABELS, scopeKey } from '../infra/fulltext-scope';
+import { scopeKey } from '../access';
+import { SCOPED_LABELS } from '../infra/fulltext-scope';
 import type { CypherRunner } from '../infra/neo4j';
 import { chunks, type ErasureReport, type ExportLine, type ImportCounts, type NodeRef, type UserDataPart, type UserStats } from './user-data';
 

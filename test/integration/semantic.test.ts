@@ -1,6 +1,6 @@
 import { createMnemograph, type Mnemograph } from '../../src/container';
 import { NotFoundError, ValidationError } from '../../src/errors';
-import { scopeKey } from '../../src/infra/fulltext-scope';
+import { scopeKey } from '../../src/access';
 import { Neo4jProceduralStore } from '../../src/procedural';
 import { NEO4J_BACKFILLS } from '../../src/migrate/backfills';
 import { eventually, testConfig, uid } from '../support/stack';
