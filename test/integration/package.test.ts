@@ -142,23 +142,18 @@ describe('the packed and installed package', () => {
 
   it('serves the API until /readyz answers 200, reports its version, and stops on SIGTERM', async () => {
     const port = await freePort();
-    const child = spawn(bin(), ['serve', '--port', String(port)], { cwd: app, env: appEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-    const output = collect(child);
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    try {
-      // A serve that dies fails the test at once, with its output, instead of at the deadline.
-      const died = exited.then((code) => Promise.reject(new Error(`serve exited with ${code}:\n${output()}`)));
-      await timed('serve until ready', () =>
-        Promise.race([eventually(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, 'GET /readyz to answer 200 from the installed package', 60_000), died]),
-      );
+    const out = await untilReady(['serve', '--port', String(port)], port, async () => {
       const doc = (await (await fetch(`http://127.0.0.1:${port}/v1/openapi.json`)).json()) as { info: { version: string } };
       expect(doc.info.version).toBe(PKG.version);
-    } finally {
-      child.kill('SIGTERM');
-    }
-    const code = await Promise.race([exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 30_000).unref())]);
-    if (code === 'timeout') child.kill('SIGKILL');
-    expect([code, output()]).toEqual([0, expect.any(String)]);
+    });
+    expect(out).toContain(`mnemograph API on http://127.0.0.1:${port}`);
+  }, 120_000);
+
+  it('starts with `mnemograph start`: the stack checked (the running Neo4j reused), migrated, API and worker up', async () => {
+    const port = await freePort();
+    const out = await untilReady(['start', '--port', String(port)], port);
+    expect(out).toMatch(/neo4j: reused/);
+    expect(out).toMatch(/worker \S+: RUNNING/i);
   }, 120_000);
 
   it('serves the MCP tools over stdio with `mnemograph mcp`, under the package version', async () => {
@@ -186,6 +181,38 @@ describe('the packed and installed package', () => {
     expect(output()).toContain(`npm install ${install}`);
   }, 60_000);
 });
+
+/**
+ * Runs the installed CLI with `args` until it has printed its listening line (its SIGTERM
+ * handler is in place from then on) and GET /readyz on `port` answers 200, runs `check`,
+ * then sends SIGTERM and expects exit code 0 within 30 s; returns what it printed. A process
+ * that dies first fails at once, with its output, instead of at the deadline.
+ */
+async function untilReady(args: string[], port: number, check: () => Promise<void> = async () => undefined): Promise<string> {
+  const child = spawn(bin(), args, { cwd: app, env: appEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = collect(child);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    const died = exited.then((code) => Promise.reject(new Error(`${args[0]} exited with ${code}:\n${output()}`)));
+    await timed(`${args[0]} until ready`, () =>
+      Promise.race([
+        eventually(
+          async () => output().includes('mnemograph API on') && (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200,
+          `\`mnemograph ${args[0]}\` to say it listens and GET /readyz to answer 200`,
+          90_000,
+        ),
+        died,
+      ]),
+    );
+    await check();
+  } finally {
+    child.kill('SIGTERM');
+  }
+  const code = await Promise.race([exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 30_000).unref())]);
+  if (code === 'timeout') child.kill('SIGKILL');
+  expect([code, output()]).toEqual([0, expect.any(String)]);
+  return output();
+}
 
 function collect(child: ChildProcess): () => string {
   const chunks: string[] = [];
