@@ -9,6 +9,7 @@ import { createLogger, type Logger } from './infra/logger';
 import { createNeo4jDriver, Neo4jExecutor, waitForNeo4j } from './infra/neo4j';
 import { createPgPools } from './infra/postgres';
 import { createRedis, type RedisClient } from './infra/redis';
+import { dataRoot } from './package-info';
 import { AgentMemory } from './memory/agent-memory';
 import { assertMigrated, Neo4jGraphCensus, REPO_ROOT, runMigrations } from './migrate';
 import { FailoverWorkingStore, MemoryWorkingStore, RedisWorkingStore } from './working';
@@ -115,7 +116,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     pools.primary,
     {
       level: config.audit.level,
-      spoolDir: resolve(REPO_ROOT, config.audit.spoolDir),
+      spoolDir: resolve(dataRoot(), config.audit.spoolDir),
       configSnapshot: auditSnapshot(config, embedder),
     },
     log,

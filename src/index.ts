@@ -9,3 +9,4 @@ export * from './errors';
 export type { Embedder } from './embedding';
 export type { Turn, TurnInput, StoreTurnResult, ScoredTurn } from './episodic';
 export { userScope, type AccessScope } from './access';
+export { VERSION } from './package-info';

@@ -15,6 +15,7 @@ import { ApiMetrics } from './metrics';
 import { buildOpenApi, type OpenApiDocument } from './openapi';
 import { RedisRateLimitStore } from './rate-limit';
 import { ROUTES } from './routes';
+import { VERSION } from '../package-info';
 
 export interface ApiOptions {
   /** Extra handlers mounted under /v1 after authentication (the MCP endpoint). */
@@ -51,7 +52,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   const tenants = new PgTenantStore(m.pg.primary, m.config.api.keyCacheSeconds);
   const metrics = new ApiMetrics(m.metricSources, m.log);
-  const openapi = buildOpenApi(ROUTES, '0.1.0');
+  const openapi = buildOpenApi(ROUTES, VERSION);
   const context: RouteContext = { memory: m.memory, users: m.users };
   const log = m.log.child({ subsystem: 'api' });
   const limiterStore = new RedisRateLimitStore(m.redis);

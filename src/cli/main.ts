@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { loadConfig, type Config } from '../config';
 import { MnemographError, errorMessage } from '../errors';
+import { VERSION } from '../package-info';
 import { REPO_ROOT } from '../migrate';
 import { stackDown, stackStatus, stackUp } from '../stack';
 import { migrateCommand } from './migrate-command';
@@ -19,7 +20,7 @@ function config(): Config {
   return loadConfig(process.env);
 }
 
-const program = new Command('mnemograph').description('Long-term memory service for AI agents').showHelpAfterError();
+const program = new Command('mnemograph').description('Long-term memory service for AI agents').version(VERSION).showHelpAfterError();
 
 const stack = program.command('stack').description('the local Neo4j, PostgreSQL and Redis');
 stack

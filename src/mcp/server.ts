@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { AgentMemory } from '../memory/agent-memory';
 import type { UserDataStore } from '../tenancy/user-data-store';
 import { MnemographError, errorMessage } from '../errors';
+import { VERSION } from '../package-info';
 
 /** Whose memory the tools act on: one user (already namespaced when behind a tenant) and channel. */
 export interface McpScope {
@@ -36,7 +37,7 @@ export function createMcpServer(deps: McpDeps, scope: McpScope): McpServer {
   const { memory } = deps;
   const present = scope.present ?? ((id: string) => id);
   const conv = scope.conversation ?? ((id: string) => id);
-  const server = new McpServer({ name: 'mnemograph', version: '0.1.0' }, { capabilities: { tools: {} } });
+  const server = new McpServer({ name: 'mnemograph', version: VERSION }, { capabilities: { tools: {} } });
   const has = (name: string) => typeof (memory as unknown as Record<string, unknown>)[name] === 'function';
 
   server.registerTool(

@@ -3,6 +3,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, 
 import { join, resolve } from 'node:path';
 import { boltPort, type Config } from '../config';
 import { StackError } from '../errors';
+import { dataRoot } from '../package-info';
 import { createNeo4jDriver, waitForNeo4j } from '../infra/neo4j';
 import { processAlive, portOpen, run, waitFor } from './process';
 
@@ -15,7 +16,7 @@ export interface Neo4jPaths {
 }
 
 export function neo4jPaths(repoRoot: string, config: Config): Neo4jPaths {
-  const base = resolve(repoRoot, config.dataDir);
+  const base = resolve(dataRoot(repoRoot), config.dataDir);
   return {
     project: join(repoRoot, 'neo4j'),
     dataDir: join(base, 'neo4j'),
