@@ -38,6 +38,10 @@ export interface ApiApp {
   users: UserDataStore;
   openapi: OpenApiDocument;
   routes: readonly Route[];
+  /** Whether drain() was called: /readyz answers 503 and responses close their connection. */
+  readonly draining: boolean;
+  /** Starts draining (the server is shutting down); cannot be undone. */
+  drain(): void;
   close(): void;
 }
 
@@ -61,17 +65,24 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   const authFailures = new RedisRateLimitStore(m.redis, 'authfail:');
   authFailures.init({ windowMs: 60_000 } as Options);
 
+  let draining = false;
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   app.use(requestContext(log, metrics));
+  app.use((_req, res, next) => {
+    // While shutting down, a client is told to take its next request elsewhere.
+    if (draining) res.setHeader('Connection', 'close');
+    next();
+  });
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
     const r = await checkReadiness({ driver: m.driver, database: m.config.neo4j.database, pg: m.pg.primary, redis: m.redis }, opts.readyTimeoutMs);
-    res.status(r.ready ? 200 : 503).json(r);
+    const ready = r.ready && !draining;
+    res.status(ready ? 200 : 503).json({ ...r, ready, draining });
   });
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
@@ -110,7 +121,21 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   app.use((req: Request, _res: Response, next: NextFunction) => next(new HttpError(404, 'ROUTE_NOT_FOUND', `no route ${req.method} ${req.path}; see /v1/openapi.json`)));
   app.use(errorHandler(log));
 
-  return { app, metrics, tenants, users: m.users, openapi, routes: ROUTES, close: () => limiterStore.shutdown() };
+  return {
+    app,
+    metrics,
+    tenants,
+    users: m.users,
+    openapi,
+    routes: ROUTES,
+    get draining() {
+      return draining;
+    },
+    drain: () => {
+      draining = true;
+    },
+    close: () => limiterStore.shutdown(),
+  };
 }
 
 /**

@@ -9,13 +9,16 @@ export interface MetricSources {
   census: Pick<Neo4jGraphCensus, 'nodesPerLabel' | 'relationshipsPerType'>;
   turns: Pick<EpisodicStore, 'countPendingEmbeddings'>;
   conversations: Pick<ConversationUpkeep, 'consolidationBacklog'>;
-  jobRuns: Pick<JobRunLog, 'countsLast24h' | 'lastSuccessAges'>;
+  jobRuns: Pick<JobRunLog, 'itemTotals' | 'lastRuns'>;
 }
 
 /**
  * The Prometheus metrics of one API instance, in its own registry (several apps in one
  * process, as in tests, never collide). Graph gauges are read from Neo4j's count store at
- * scrape time and cached for `graphCacheMs`, so scraping stays cheap.
+ * scrape time and cached for `graphCacheMs`, so scraping stays cheap. Names follow
+ * Prometheus' conventions (test/integration/metric-names.test.ts checks them): base units
+ * as suffixes, `_total` on counters only; prom-client's default process and Node.js metrics
+ * keep their stock names (process_cpu_seconds_total, nodejs_*), as stock dashboards expect.
  */
 export class ApiMetrics {
   readonly registry = new Registry();
@@ -25,7 +28,7 @@ export class ApiMetrics {
   readonly recallResults: Histogram<'technique'>;
   readonly recallStage: Histogram<'stage'>;
   private graph: { at: number; nodes: Map<string, number>; rels: Map<string, number>; backlog: number; consolidation: { lagSeconds: number; conversations: number } } | undefined;
-  private jobs: { at: number; counts: Array<{ job: string; stat: string; total: number }>; ages: Array<{ job: string; age: number }> } | undefined;
+  private jobs: { at: number; totals: Array<{ job: string; stat: string; total: number }>; lastSuccess: Array<{ job: string; at: Date }> } | undefined;
 
   constructor(
     private readonly sources: MetricSources,
@@ -33,7 +36,7 @@ export class ApiMetrics {
     private readonly graphCacheMs = 30_000,
   ) {
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry, prefix: 'mnemograph_process_' });
+    collectDefaultMetrics({ register: this.registry });
     this.httpDuration = new Histogram({
       name: 'mnemograph_http_request_duration_seconds',
       help: 'HTTP request latency by route template and status',
@@ -88,26 +91,30 @@ export class ApiMetrics {
         if (g) this.set(g.consolidation.conversations);
       },
     });
-    new Gauge({
-      name: 'mnemograph_job_items_24h',
-      help: 'counters reported by worker jobs in the last 24 h, e.g. job="decay" (decayed facts), job="promote" (promotions)',
+    // A counter read from worker_job_runs at scrape time: it counts what every worker process
+    // did (the worker may run apart from the API), and only grows, as run rows are never deleted.
+    new Counter({
+      name: 'mnemograph_job_items_total',
+      help: 'items worker jobs reported, per job and stat, e.g. job="decay",stat="facts" (decayed facts), job="promote" (promotions); the same total from every API instance',
       labelNames: ['job', 'stat'],
       registers,
       async collect() {
         const j = await jobStats();
+        if (!j) return;
         this.reset();
-        for (const c of j?.counts ?? []) this.set({ job: c.job, stat: c.stat }, c.total);
+        for (const c of j.totals) if (Number.isFinite(c.total) && c.total >= 0) this.inc({ job: c.job, stat: c.stat }, c.total);
       },
     });
     new Gauge({
-      name: 'mnemograph_job_last_success_age_seconds',
-      help: 'seconds since each worker job last succeeded',
+      name: 'mnemograph_job_last_success_timestamp_seconds',
+      help: 'Unix time each worker job last succeeded (alert on time() - this)',
       labelNames: ['job'],
       registers,
       async collect() {
         const j = await jobStats();
+        if (!j) return;
         this.reset();
-        for (const a of j?.ages ?? []) this.set({ job: a.job }, a.age);
+        for (const s of j.lastSuccess) this.set({ job: s.job }, s.at.getTime() / 1000);
       },
     });
     new Gauge({
@@ -162,9 +169,9 @@ export class ApiMetrics {
   private async jobStats() {
     if (this.jobs && Date.now() - this.jobs.at < this.graphCacheMs) return this.jobs;
     try {
-      const counts = await this.sources.jobRuns.countsLast24h();
-      const ages = await this.sources.jobRuns.lastSuccessAges();
-      this.jobs = { at: Date.now(), counts, ages };
+      const totals = await this.sources.jobRuns.itemTotals();
+      const lastSuccess = (await this.sources.jobRuns.lastRuns()).flatMap((r) => (r.lastSuccess ? [{ job: r.job, at: r.lastSuccess }] : []));
+      this.jobs = { at: Date.now(), totals, lastSuccess };
     } catch (err) {
       this.log.warn({ subsystem: 'api', err: (err as Error).message }, 'metrics: job counters unavailable');
     }

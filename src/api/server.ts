@@ -8,8 +8,13 @@ export interface RunningServer {
   port: number;
   api: ApiApp;
   server: Server;
-  /** Stops accepting connections and waits for open requests to end. */
-  close(): Promise<void>;
+  /**
+   * Drains and stops: /readyz answers 503 from now on and every response asks its client to
+   * close the connection; no new connections are accepted, idle ones are closed, and requests
+   * under way may finish until `deadlineMs` (default SHUTDOWN_TIMEOUT_MS), when every
+   * connection still open is closed. Resolves once the server is closed; idempotent.
+   */
+  close(deadlineMs?: number): Promise<void>;
 }
 
 /** Listens on `port` (0: a free one) and `host` (default 127.0.0.1). */
@@ -20,15 +25,30 @@ export async function startServer(m: Mnemograph, opts: ApiOptions & { port?: num
     const s = api.app.listen(opts.port ?? m.config.port, host, (err?: Error) => (err ? reject(err) : resolve(s)));
   });
   const port = (server.address() as AddressInfo).port;
+  let closing: Promise<void> | undefined;
   return {
     url: `http://${host}:${port}`,
     port,
     api,
     server,
-    async close() {
-      api.close();
-      server.closeIdleConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+    close(deadlineMs = m.config.shutdownTimeoutMs) {
+      closing ??= drain(server, api, deadlineMs);
+      return closing;
     },
   };
+}
+
+async function drain(server: Server, api: ApiApp, deadlineMs: number): Promise<void> {
+  api.drain();
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  // A connection whose last request finished is closed within 100 ms, not left idle until the deadline.
+  const sweep = setInterval(() => server.closeIdleConnections(), 100);
+  const deadline = setTimeout(() => server.closeAllConnections(), deadlineMs);
+  try {
+    await closed;
+  } finally {
+    clearInterval(sweep);
+    clearTimeout(deadline);
+    api.close();
+  }
 }

@@ -6,6 +6,7 @@ import { VERSION } from '../package-info';
 import { REPO_ROOT } from '../migrate';
 import { stackDown, stackStatus, stackUp } from '../stack';
 import { migrateCommand } from './migrate-command';
+import { doctorCommand } from './doctor-command';
 import { runJobCommand, workerCommand } from './worker-command';
 import { keysCommand } from './keys-command';
 import { reindexCommand } from './reindex-command';
@@ -52,6 +53,13 @@ program
   .option('--check', 'only report drift (pending, missing or changed); exit 1 when there is any')
   .action(async (opts: { check?: boolean }) => {
     process.exitCode = await migrateCommand(config(), Boolean(opts.check));
+  });
+
+program
+  .command('doctor')
+  .description('check the stores, the schema, the embedding model and the worker; prints the fix for each problem, exits 1 if a check fails')
+  .action(async () => {
+    process.exitCode = await doctorCommand(config());
   });
 
 program

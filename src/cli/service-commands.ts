@@ -5,12 +5,15 @@ import { mountMcp } from '../mcp/http';
 import { runStdioMcp } from '../mcp/stdio';
 import { REPO_ROOT } from '../migrate';
 import { stackUp } from '../stack';
+import { exitAfter, settlesBy, shutdownSignal } from '../infra/shutdown';
 import { PgTenantStore } from '../tenancy';
 
 /**
  * `mnemograph serve` (API, optionally with the worker) and `mnemograph start` (bring up
  * the local stack, migrate, then serve with the worker): the one command of the README.
- * Both stop gracefully on SIGINT/SIGTERM: stop accepting, finish requests, stop jobs.
+ * Both stop gracefully on SIGINT/SIGTERM: /readyz turns 503, no new connections, requests
+ * and jobs under way get SHUTDOWN_TIMEOUT_MS to finish; then open connections are closed,
+ * the stores are closed and the process exits (code 1 if closing the stores hangs too).
  */
 export async function serveCommand(config: Config, opts: { worker: boolean; port?: number }): Promise<number> {
   const m = await createMnemograph(config);
@@ -25,13 +28,17 @@ export async function serveCommand(config: Config, opts: { worker: boolean; port
   }
   console.log(`mnemograph API on ${srv.url}  (OpenAPI ${srv.url}/v1/openapi.json, MCP ${srv.url}/v1/mcp, metrics ${srv.url}/metrics)`);
   if (worker) console.log(`worker ${worker.workerId}: ${worker.state}; jobs ${config.worker.jobs.join(', ')}`);
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
-  console.log('stopping');
-  await srv.close();
-  await worker?.stop();
+  const signal = await shutdownSignal();
+  const deadline = config.shutdownTimeoutMs;
+  const until = Date.now() + deadline;
+  console.log(`${signal}: stopping (requests and jobs get up to ${deadline} ms)`);
+  let step = 'draining the HTTP server';
+  exitAfter(deadline + 5_000, () => step);
+  const workerStopped = worker?.stop() ?? Promise.resolve();
+  await srv.close(deadline);
+  step = 'stopping the worker';
+  if (!(await settlesBy(workerStopped, until))) console.log(`worker ${worker?.workerId ?? ''}: jobs still running at the deadline are left (each resumes from its checkpoint on the next run)`);
+  step = 'closing the stores';
   await m.close();
   return 0;
 }

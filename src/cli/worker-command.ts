@@ -1,23 +1,26 @@
 import type { Config } from '../config';
 import { createMnemograph } from '../container';
 import { JOB_NAMES, type JobName } from '../worker';
+import { exitAfter, settlesBy, shutdownSignal } from '../infra/shutdown';
 
 /**
  * `mnemograph worker`: schedules the enabled jobs (WORKER_JOBS) with node-cron until
- * SIGINT/SIGTERM, then stops gracefully (running jobs finish their current item).
+ * SIGINT/SIGTERM, then stops gracefully: running jobs finish their current item, for at most
+ * SHUTDOWN_TIMEOUT_MS (after it they are left to resume from their checkpoints next run).
  */
 export async function workerCommand(config: Config): Promise<number> {
   const m = await createMnemograph(config);
   const worker = m.createWorker();
   worker.start();
   console.log(`worker ${worker.workerId}: ${worker.state}; jobs ${config.worker.jobs.join(', ')} (Ctrl-C to stop)`);
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+  await shutdownSignal();
   console.log(`worker ${worker.workerId}: stopping`);
-  await worker.stop();
+  const deadline = config.shutdownTimeoutMs;
+  let step = 'waiting for running jobs';
+  exitAfter(deadline + 5_000, () => step);
+  if (!(await settlesBy(worker.stop(), Date.now() + deadline)))
+    console.log(`worker ${worker.workerId}: jobs still running at the deadline are left (each resumes from its checkpoint on the next run)`);
+  step = 'closing the stores';
   await m.close();
   console.log(`worker ${worker.workerId}: ${worker.state}`);
   return 0;

@@ -61,6 +61,8 @@ export interface Config {
   migrateOnStart: boolean;
   dataDir: string;
   port: number;
+  /** How long a stopping service waits for requests and jobs before closing connections and exiting. */
+  shutdownTimeoutMs: number;
   api: { host: string; rateLimitPerMinute: number; authFailuresPerMinute: number; bodyLimit: string; keyCacheSeconds: number };
   extraction: {
     provider: 'rules' | 'openai' | 'anthropic' | 'openai-compatible';
@@ -241,6 +243,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     migrateOnStart: e.MIGRATE_ON_START,
     dataDir: e.MNEMOGRAPH_DATA_DIR,
     port: e.PORT,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     api: {
       host: e.API_HOST,
       rateLimitPerMinute: e.API_RATE_LIMIT_PER_MINUTE,

@@ -173,7 +173,7 @@ export interface ModelFiles {
 }
 
 /** Where a model's files live under the model directory. */
-function modelFiles(spec: OnnxModelSpec, modelDir: string): ModelFiles {
+export function modelFiles(spec: OnnxModelSpec, modelDir: string): ModelFiles {
   const dir = join(modelDir, `${spec.jar.artifact}-${spec.jar.version}`);
   return { onnx: join(dir, spec.onnxEntry), tokenizer: join(dir, spec.tokenizerEntry) };
 }

@@ -75,7 +75,8 @@ export class BackgroundEmbedder<T = { id: string; content: string }> {
         backoff = Math.min(backoff ? backoff * 2 : 500, 30_000);
         this.log.warn({ subsystem: 'episodic', err: (err as Error).message, retryInMs: backoff }, 'background embedding failed; turns stay pending');
       }
-      if (n === 0 || backoff > 0) await this.sleep(backoff || this.opts.pollMs);
+      // stop() during a step finds no sleep to cut short: check again before sleeping a whole poll.
+      if ((n === 0 || backoff > 0) && !this.stopped) await this.sleep(backoff || this.opts.pollMs);
     }
   }
 

@@ -2,11 +2,14 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { Config } from '../config';
 import { createMnemograph } from '../container';
 import { keyPrincipal, TenantNamespace } from '../access';
+import { exitAfter, shutdownSignal } from '../infra/shutdown';
 import { createMcpServer } from './server';
 
 /**
  * MCP over stdio for one user (`mnemograph mcp --user ID [--tenant T] [--channel C]`).
- * stdout carries only the protocol; logs go to stderr. Resolves when the client hangs up.
+ * stdout carries only the protocol; logs go to stderr. Resolves, with the stores closed,
+ * when the client hangs up (end of input) or on SIGTERM/SIGINT; if closing takes longer
+ * than SHUTDOWN_TIMEOUT_MS the process exits with code 1.
  */
 export async function runStdioMcp(config: Config, opts: { user: string; tenant?: string; channel?: string; conversation?: string }): Promise<void> {
   const m = await createMnemograph(config);
@@ -22,12 +25,16 @@ export async function runStdioMcp(config: Config, opts: { user: string; tenant?:
     },
   );
   const transport = new StdioServerTransport();
-  const closed = new Promise<void>((resolve) => {
+  const hungUp = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
     process.stdin.once('end', () => resolve());
+    process.stdin.once('close', () => resolve());
   });
   await server.connect(transport);
-  await closed;
+  await shutdownSignal(hungUp);
+  exitAfter(config.shutdownTimeoutMs, () => 'closing the MCP server and the stores');
   await server.close();
   await m.close();
+  // The transport stops reading but does not release stdin, which would keep the process alive.
+  process.stdin.destroy();
 }

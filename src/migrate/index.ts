@@ -42,4 +42,4 @@ export async function assertMigrated(deps: { neo4j: CypherRunner; pg: pg.Pool; c
 }
 export { Neo4jGraphCensus } from './graph-census';
 export { reindexAll } from './reembed';
-export { vectorIndexDimensions } from './neo4j-migrator';
+export { checkEmbeddingLock, readEmbeddingLock, vectorIndexDimensions } from './neo4j-migrator';

@@ -100,7 +100,7 @@ export async function migrateNeo4j(
  * dimension that differs from the one the data was embedded with.
  */
 export async function checkEmbeddingLock(runner: CypherRunner, embedding: EmbeddingIdentity): Promise<void> {
-  const [lock] = await runner.read<EmbeddingIdentity>(READ_EMBEDDING_LOCK, {}, TAG);
+  const lock = await readEmbeddingLock(runner);
   if (lock && (lock.model !== embedding.model || lock.dimensions !== embedding.dimensions)) {
     throw new SchemaError(
       `Neo4j holds embeddings from ${lock.provider}/${lock.model} (${lock.dimensions}-d) but ${embedding.provider}/${embedding.model} (${embedding.dimensions}-d) is configured; ` +
@@ -113,6 +113,11 @@ export async function checkEmbeddingLock(runner: CypherRunner, embedding: Embedd
   if (wrong.length > 0) {
     throw new SchemaError(`vector index ${wrong[0]!.name} has ${wrong[0]!.dims} dimensions but the configured model has ${embedding.dimensions}; run \`mnemograph reindex\``, { indexes: wrong });
   }
+}
+
+/** The model the stored embeddings come from, as the lock records it; undefined before the first migration. */
+export async function readEmbeddingLock(runner: CypherRunner): Promise<EmbeddingIdentity | undefined> {
+  return (await runner.read<EmbeddingIdentity>(READ_EMBEDDING_LOCK, {}, TAG))[0];
 }
 
 /** The dimension of every vector index (name, dims), for `mnemograph reindex`'s check. */

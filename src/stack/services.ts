@@ -15,12 +15,22 @@ const REDIS_START = [
 /** Connects to the maintenance database of the server DATABASE_URL names; resolves its latency. */
 export async function pingPostgres(url: string): Promise<number> {
   const t0 = performance.now();
+  await withPostgres(url, (client) => client.query('SELECT 1'));
+  return performance.now() - t0;
+}
+
+/** The server version of the PostgreSQL at `url`, e.g. "15.10 (Debian 15.10-0+deb12u1)". */
+export async function postgresVersion(url: string): Promise<string> {
+  return withPostgres(url, async (client) => (await client.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version ?? 'unknown');
+}
+
+/** One short-lived connection (2 s to connect), closed after `work`. */
+async function withPostgres<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
   client.on('error', () => undefined);
   try {
     await client.connect();
-    await client.query('SELECT 1');
-    return performance.now() - t0;
+    return await work(client);
   } finally {
     await client.end().catch(() => undefined);
   }
@@ -28,12 +38,22 @@ export async function pingPostgres(url: string): Promise<number> {
 
 export async function pingRedis(url: string): Promise<number> {
   const t0 = performance.now();
+  await withRedis(url, (client) => client.ping());
+  return performance.now() - t0;
+}
+
+/** The version of the Redis at `url` (INFO server's redis_version). */
+export async function redisVersion(url: string): Promise<string> {
+  return withRedis(url, async (client) => /redis_version:(\S+)/.exec(await client.info('server'))?.[1] ?? 'unknown');
+}
+
+/** One connection without retries (1.5 s to connect), closed after `work`. */
+async function withRedis<T>(url: string, work: (client: Redis) => Promise<T>): Promise<T> {
   const client = new Redis(url, { lazyConnect: true, connectTimeout: 1_500, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
   client.on('error', () => undefined);
   try {
     await client.connect();
-    await client.ping();
-    return performance.now() - t0;
+    return await work(client);
   } finally {
     client.disconnect();
   }

@@ -84,8 +84,20 @@ export interface JobRunLog {
   startRun(job: string, workerId: string, startedAt: Date): Promise<number | null>;
   /** Finishes the run `id` with its outcome, stats and error message. */
   finishRun(id: number, status: 'succeeded' | 'failed', stats: JobStats, error: string | null): Promise<void>;
-  /** Sums of every numeric stat of runs finished in the last 24 hours, per job. */
-  countsLast24h(): Promise<Array<{ job: string; stat: string; total: number }>>;
-  /** Seconds since each job last succeeded. */
-  lastSuccessAges(): Promise<Array<{ job: string; age: number }>>;
+  /**
+   * Every numeric stat of every finished run, summed per job and stat: totals that only grow
+   * (rows are never deleted), exported as Prometheus counters whichever process ran the jobs.
+   */
+  itemTotals(): Promise<Array<{ job: string; stat: string; total: number }>>;
+  /** Per job that has finished a run: when it last succeeded (null: never) and how its last run ended. */
+  lastRuns(): Promise<JobLastRun[]>;
+}
+
+/** How a job's runs ended lately (`mnemograph doctor`, metrics). */
+export interface JobLastRun {
+  job: string;
+  lastSuccess: Date | null;
+  lastFinished: Date;
+  lastStatus: 'succeeded' | 'failed' | 'skipped' | 'running';
+  lastError: string | null;
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../infra/postgres';
-import type { ConsolidationLedger, JobRunLog, JobStats } from './contract';
+import type { ConsolidationLedger, JobLastRun, JobRunLog, JobStats } from './contract';
 import { PgUserRows } from '../tenancy/pg-user-rows';
 import type { UserDataPart } from '../tenancy/user-data';
 
@@ -15,13 +15,17 @@ const PRUNE = 'DELETE FROM consolidation_ledger WHERE applied_at < $1';
 const START_RUN = `INSERT INTO worker_job_runs (job, worker_id, started_at, status) VALUES ($1, $2, $3, 'running') RETURNING id`;
 // $1 id, $2 status, $3 stats, $4 error -> finishes the row
 const FINISH_RUN = `UPDATE worker_job_runs SET finished_at = NOW(), status = $2, stats = $3, error = $4 WHERE id = $1`;
-// -> {job, stat, total}: numeric counters of job runs finished in the last 24 h (decay, promotion, ...)
-const JOB_COUNTS_24H = `SELECT job, key AS stat, sum(value::numeric) AS total
+// -> {job, stat, total}: every numeric counter of every finished job run, summed (grows only, as rows are never deleted)
+const JOB_ITEM_TOTALS = `SELECT job, key AS stat, sum(value::numeric) AS total
   FROM worker_job_runs, jsonb_each_text(stats)
-  WHERE finished_at > now() - interval '24 hours' AND jsonb_typeof(stats -> key) = 'number'
+  WHERE finished_at IS NOT NULL AND jsonb_typeof(stats -> key) = 'number'
   GROUP BY job, key`;
-// -> {job, age}: seconds since each job last succeeded
-const JOB_LAST_SUCCESS = `SELECT job, extract(epoch FROM now() - max(finished_at)) AS age FROM worker_job_runs WHERE status = 'succeeded' GROUP BY job`;
+// -> {job, last_success, last_finished, last_status, last_error}: per job, its last success and its last finished run
+const JOB_LAST_RUNS = `SELECT DISTINCT ON (job) job,
+    date_part('epoch', max(finished_at) FILTER (WHERE status = 'succeeded') OVER (PARTITION BY job)) AS last_success,
+    date_part('epoch', finished_at) AS last_finished, status AS last_status, error AS last_error
+  FROM worker_job_runs WHERE finished_at IS NOT NULL
+  ORDER BY job, finished_at DESC`;
 
 /**
  * The worker's own tables: `consolidation_ledger` (which knowledge items a consolidation
@@ -53,12 +57,19 @@ export class PgJobStore implements ConsolidationLedger, JobRunLog {
     await this.pg.query(FINISH_RUN, [id, status, JSON.stringify(stats), error]);
   }
 
-  async countsLast24h(): Promise<Array<{ job: string; stat: string; total: number }>> {
-    return (await this.pg.query<{ job: string; stat: string; total: string }>(JOB_COUNTS_24H)).rows.map((r) => ({ job: r.job, stat: r.stat, total: Number(r.total) }));
+  async itemTotals(): Promise<Array<{ job: string; stat: string; total: number }>> {
+    return (await this.pg.query<{ job: string; stat: string; total: string }>(JOB_ITEM_TOTALS)).rows.map((r) => ({ job: r.job, stat: r.stat, total: Number(r.total) }));
   }
 
-  async lastSuccessAges(): Promise<Array<{ job: string; age: number }>> {
-    return (await this.pg.query<{ job: string; age: string }>(JOB_LAST_SUCCESS)).rows.map((r) => ({ job: r.job, age: Number(r.age) }));
+  async lastRuns(): Promise<JobLastRun[]> {
+    const rows = (await this.pg.query<{ job: string; last_success: string | null; last_finished: string; last_status: JobLastRun['lastStatus']; last_error: string | null }>(JOB_LAST_RUNS)).rows;
+    return rows.map((r) => ({
+      job: r.job,
+      lastSuccess: r.last_success === null ? null : new Date(Number(r.last_success) * 1000),
+      lastFinished: new Date(Number(r.last_finished) * 1000),
+      lastStatus: r.last_status,
+      lastError: r.last_error,
+    }));
   }
 
   /** The user's rows of `consolidation_ledger`, for whole-user export, import and erasure. */

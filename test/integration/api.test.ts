@@ -170,7 +170,9 @@ describe('operations endpoints', () => {
     expect(text).toMatch(/mnemograph_recall_results_count\{technique="[a-z]+"\} [1-9]/);
     expect(text).toMatch(/mnemograph_consolidation_lag_seconds \d/);
     expect(text).toMatch(/mnemograph_consolidation_backlog \d/);
-    expect(text).toMatch(/# TYPE mnemograph_job_items_24h gauge/);
+    expect(text).toMatch(/# TYPE mnemograph_job_items_total counter/);
+    expect(text).toMatch(/# TYPE mnemograph_job_last_success_timestamp_seconds gauge/);
+    expect(text).toMatch(/^process_cpu_seconds_total \d/m);
   });
 
   it('readyz reports each store with its latency', async () => {
