@@ -12,16 +12,31 @@ import { keysCommand } from './keys-command';
 import { reindexCommand } from './reindex-command';
 import { mcpCommand, serveCommand, startCommand } from './service-commands';
 import { exportCommand, forgetUserCommand, importCommand, searchCommand, statsCommand } from './user-commands';
+import { describeInit, initCommand } from './init-command';
+import { applyEnvFile } from '../config/env-file';
 
 /**
  * The `mnemograph` command line. Every command loads configuration from the environment
  * once; errors print as one line (code and fix), never as a stack trace, and exit non-zero.
  */
 function config(): Config {
+  applyEnvFile(process.env); // config/mnemograph.env (or MNEMOGRAPH_ENV_FILE) under what the environment sets
   return loadConfig(process.env);
 }
 
 const program = new Command('mnemograph').description('Long-term memory service for AI agents').version(VERSION).showHelpAfterError();
+
+program
+  .command('init')
+  .description('write config/mnemograph.env from the example: a generated Neo4j password and a first API key (tenant local)')
+  .option('--file <path>', 'write this file instead (default MNEMOGRAPH_ENV_FILE, else config/mnemograph.env)')
+  .option('--force', 'replace an existing file')
+  .option('--no-key', 'do not create an API key (PostgreSQL not set up yet)')
+  .option('--database-url <url>', 'the DATABASE_URL to write, e.g. with the password Debian PostgreSQL asks for')
+  .option('--tenant <id>', 'the tenant of the key', 'local')
+  .action(async (opts: { file?: string; force?: boolean; key: boolean; databaseUrl?: string; tenant: string }) => {
+    for (const line of describeInit(await initCommand(process.env, opts))) console.log(line);
+  });
 
 const stack = program.command('stack').description('the local Neo4j, PostgreSQL and Redis');
 stack

@@ -37,8 +37,11 @@ export class LocalEmbedder implements Embedder {
     const file = existsSync(js) ? js : join(__dirname, `${name}.ts`);
     const workerData = { spec, modelDir: opts.modelDir, mavenUrl: opts.mavenUrl };
     for (let i = 0; i < Math.max(1, opts.threads ?? 2); i++) {
-      // Running from TypeScript sources (tsx, ts-jest): load the worker through tsx's require hook.
-      const worker = file.endsWith('.ts') ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(file)});`, { eval: true, workerData }) : new Worker(file, { workerData });
+      // Running from TypeScript sources (tsx, ts-jest): load the worker through tsx's require hook
+      // (resolved here: an eval worker resolves from the working directory, which may be anywhere).
+      const worker = file.endsWith('.ts')
+        ? new Worker(`require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(file)});`, { eval: true, workerData })
+        : new Worker(file, { workerData });
       worker.unref();
       const slot: { worker: Worker; busy: boolean; pending?: Job } = { worker, busy: false };
       worker.on('message', (msg: { vectors?: number[][]; error?: string }) => {

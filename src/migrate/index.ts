@@ -18,12 +18,19 @@ export async function runMigrations(deps: { neo4j: CypherRunner; pg: pg.Pool; co
   const root = opts.root ?? REPO_ROOT;
   const { config } = deps;
   const cypherFiles = loadMigrations(join(root, 'cypher'), 'cypher', { EMBEDDING_DIMENSIONS: config.embedding.dimensions });
-  const sqlFiles = loadMigrations(join(root, 'sql'), 'sql', { AUDIT_PARTITION_DAYS_AHEAD: config.audit.partitionDaysAhead });
   const neo = await migrateNeo4j(deps.neo4j, cypherFiles, { provider: config.embedding.provider, model: config.embedding.model, dimensions: config.embedding.dimensions }, opts);
-  const pgReport = await migratePostgres(deps.pg, sqlFiles, { ...opts, partitionDaysAhead: config.audit.partitionDaysAhead }).catch((err: unknown) => {
+  return [neo, await runPostgresMigrations(deps.pg, config, { ...opts, root })];
+}
+
+/**
+ * The PostgreSQL half of `runMigrations` alone, for commands that need only PostgreSQL's
+ * tables before Neo4j runs (`mnemograph init` creating the first API key).
+ */
+export async function runPostgresMigrations(pool: pg.Pool, config: Config, opts: MigrateOptions & { root?: string }): Promise<MigrationReport> {
+  const sqlFiles = loadMigrations(join(opts.root ?? REPO_ROOT, 'sql'), 'sql', { AUDIT_PARTITION_DAYS_AHEAD: config.audit.partitionDaysAhead });
+  return migratePostgres(pool, sqlFiles, { ...opts, partitionDaysAhead: config.audit.partitionDaysAhead }).catch((err: unknown) => {
     throw mapPgError(err, config.postgres.url);
   });
-  return [neo, pgReport];
 }
 
 /**

@@ -86,7 +86,14 @@ export async function neo4jUp(paths: Neo4jPaths, config: Config): Promise<Neo4jU
   const host = config.neo4j.uri.replace(/^[a-z+]+:\/\//, '').replace(/:\d+\/?$/, '');
   const running = readPid(paths);
   if (running) {
-    await waitUntilAnswering(config, paths, config.neo4j.startupTimeoutMs);
+    await waitUntilAnswering(config, paths, config.neo4j.startupTimeoutMs).catch((err: unknown) => {
+      // The launcher sets NEO4J_PASSWORD when it starts; one already running keeps the old password.
+      if (!/rejected the credentials/.test((err as Error).message)) throw err;
+      throw new StackError(
+        `the local Neo4j (pid ${running}) was started with another password than NEO4J_PASSWORD (changed by \`mnemograph init\`?); restart it so it takes the new one: \`npm run stack:down\`, then \`npm run stack:up\` or \`npm start\``,
+        { pid: running },
+      );
+    });
     return { state: 'reused', pid: running, ms: Date.now() - t0 };
   }
   if (await portOpen(host, port)) {

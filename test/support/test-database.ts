@@ -8,12 +8,14 @@
  */
 import { spawnSync } from 'node:child_process';
 import pg from 'pg';
-import { loadConfig } from '../../src/config';
+import { applyEnvFile, loadConfig } from '../../src/config';
 import { postgresUp, withDatabase } from '../../src/stack/services';
 
 async function main(): Promise<number> {
   const [cmd, ...args] = process.argv.slice(2);
   if (!cmd) throw new Error('usage: test-database.ts CMD [ARGS...]');
+  // The tests read process.env only: give them (and the CLI they spawn) what `mnemograph` commands read.
+  applyEnvFile(process.env);
   const configured = loadConfig(process.env).postgres.url;
   const url = process.env.TEST_DATABASE_URL ?? withDatabase(configured, `${decodeURIComponent(new URL(configured).pathname.slice(1)) || 'mnemograph'}_test`);
   const client = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
