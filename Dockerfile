@@ -15,13 +15,13 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
 
-# --- prod-deps: production dependencies only, onnxruntime-node's binaries for other platforms removed
+# --- prod-deps: production dependencies only (no optional USE-lite runtime), onnxruntime-node's binaries for other platforms removed
 FROM node:${NODE_VERSION}-bookworm-slim AS prod-deps
 # Set by BuildKit to the platform being built (amd64, arm64).
 ARG TARGETARCH
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
-RUN ONNXRUNTIME_NODE_INSTALL=skip npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+RUN ONNXRUNTIME_NODE_INSTALL=skip npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force
 # onnxruntime-node ships bin/napi-v*/<os>/<arch>/ for darwin, win32 and linux (x64, arm64):
 # keep linux/<this arch> only (about 290 MB of the 335 MB are other platforms).
