@@ -28,35 +28,25 @@ import { runLatency } from './recall-latency';
 
 const ROOT = resolve(__dirname, '..');
 
+/** What both baselines switch off: every technique but their one search. */
+const BASELINE: Techniques = {
+  neighbours: false,
+  speakerBoost: false,
+  timeAnswerBoost: false,
+  recency: false,
+  selfQuery: 'off',
+  diversityCap: 0,
+  queryExpansion: 'off',
+  hyde: false,
+  statementQuery: false,
+  rerank: false,
+};
+
 /** The three systems; baselines switch every other technique off. */
 export const SYSTEMS: Record<string, Techniques> = {
   hybrid: {},
-  bm25: {
-    vector: false,
-    neighbours: false,
-    speakerBoost: false,
-    timeAnswerBoost: false,
-    recency: false,
-    selfQuery: 'off',
-    diversityCap: 0,
-    queryExpansion: 'off',
-    hyde: false,
-    statementQuery: false,
-    rerank: false,
-  },
-  vector: {
-    fulltext: false,
-    neighbours: false,
-    speakerBoost: false,
-    timeAnswerBoost: false,
-    recency: false,
-    selfQuery: 'off',
-    diversityCap: 0,
-    queryExpansion: 'off',
-    hyde: false,
-    statementQuery: false,
-    rerank: false,
-  },
+  bm25: { ...BASELINE, vector: false },
+  vector: { ...BASELINE, fulltext: false },
 };
 
 interface Options {

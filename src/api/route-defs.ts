@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { BatchSchema, RecentTurnsQuerySchema, TurnInputSchema, VectorSearchQuerySchema } from '../episodic/schema';
 import { ChannelSchema, IdSchema, UserIdSchema } from '../schemas';
+import { ContextKeySchema, ContextTtlSchema } from '../working/schema';
 import { defineRoutes } from './contract';
 import { KNOWLEDGE_ROUTE_DEFS } from './knowledge-route-defs';
 import { ErasureReportSchema, OkSchema, ScoredTurnsSchema, SessionSnapshotSchema, StoreTurnResultSchema, TurnsSchema, UserStatsSchema } from './schemas';
@@ -14,7 +15,6 @@ import { ErasureReportSchema, OkSchema, ScoredTurnsSchema, SessionSnapshotSchema
  */
 
 const SessionPath = { userId: UserIdSchema, conversationId: IdSchema };
-const ContextKey = z.string().min(1).max(200);
 
 /** Turns, working memory and whole users. */
 export const TURN_ROUTE_DEFS = defineRoutes({
@@ -86,15 +86,10 @@ export const TURN_ROUTE_DEFS = defineRoutes({
     input: z
       .object({
         ...SessionPath,
-        key: ContextKey,
+        key: ContextKeySchema,
         channel: ChannelSchema,
         value: z.unknown().describe('any JSON value (required)'),
-        ttlSeconds: z
-          .number()
-          .int()
-          .positive()
-          .max(30 * 86400)
-          .optional(),
+        ttlSeconds: ContextTtlSchema.optional(),
       })
       .strict(),
     output: OkSchema,
@@ -106,7 +101,7 @@ export const TURN_ROUTE_DEFS = defineRoutes({
     path: '/v1/users/:userId/sessions/:conversationId/context/:key',
     summary: 'Read a working-memory context value (404 when unset or expired)',
     tag: 'working memory',
-    input: z.object({ ...SessionPath, key: ContextKey, channel: ChannelSchema }).strict(),
+    input: z.object({ ...SessionPath, key: ContextKeySchema, channel: ChannelSchema }).strict(),
     output: z.object({ key: z.string(), value: z.unknown() }),
     status: 200,
     access: 'owned',
@@ -116,7 +111,7 @@ export const TURN_ROUTE_DEFS = defineRoutes({
     path: '/v1/users/:userId/sessions/:conversationId/context/:key',
     summary: 'Delete a working-memory context value',
     tag: 'working memory',
-    input: z.object({ ...SessionPath, key: ContextKey, channel: ChannelSchema }).strict(),
+    input: z.object({ ...SessionPath, key: ContextKeySchema, channel: ChannelSchema }).strict(),
     output: OkSchema,
     status: 200,
     access: 'owned',

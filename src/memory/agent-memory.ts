@@ -21,7 +21,7 @@ import type { Logger } from '../infra/logger';
 import { LOCAL_PRINCIPAL, principalScope, type AccessPrincipal, type AccessScope, type ScopeOptions } from '../access';
 import { IdSchema, UserIdSchema, parseInput } from '../schemas';
 import { sessionScope, type ActiveGoal, type SessionScope, type WorkingMemoryStore } from '../working';
-import { SessionSchema } from '../working/schema';
+import { ContextKeySchema, ContextTtlSchema, SessionSchema } from '../working/schema';
 import { formatContext, FormatOptionsSchema, RecallQuerySchema, type FormatOptions, type MemoryBundle, type RecallEngine, type RecallQuery } from '../retrieval';
 import { SemanticMemory, type PromotionThresholds, type SemanticStore } from '../semantic';
 import { ProceduralMemory, type ProceduralStore, type ToolInvocationLog } from '../procedural';
@@ -334,19 +334,7 @@ export class WorkingSession {
     return this.store.getRecentTurns(this.scope, parseInput(z.number().int().min(1).max(1000), limit, 'limit'));
   }
   set(key: string, value: unknown, ttlSeconds?: number) {
-    parseInput(
-      z.object({
-        key: z.string().min(1).max(200),
-        ttlSeconds: z
-          .number()
-          .int()
-          .positive()
-          .max(30 * 86400)
-          .optional(),
-      }),
-      { key, ttlSeconds },
-      'context value',
-    );
+    parseInput(z.object({ key: ContextKeySchema, ttlSeconds: ContextTtlSchema.optional() }), { key, ttlSeconds }, 'context value');
     if (value === undefined) throw new ValidationError('invalid context value: value is required');
     return this.store.set(this.scope, key, value, ttlSeconds);
   }
