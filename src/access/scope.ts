@@ -75,7 +75,7 @@ export function writeKey(scope: AccessScope): string {
 
 /**
  * Who is acting, as the edge knows it: the API key's tenant and key, the agent the key is
- * bound to (null until keys are bound to agents). The library and the CLI act as
+ * bound to (null for admin keys, which act for the whole tenant). The library and the CLI act as
  * `LOCAL_PRINCIPAL`. The facade puts the tenant and agent into every scope it builds.
  */
 export interface AccessPrincipal {
@@ -88,11 +88,11 @@ export interface AccessPrincipal {
 export const LOCAL_PRINCIPAL: AccessPrincipal = Object.freeze({ tenantId: null, keyId: null, agentId: null });
 
 /**
- * The principal of a verified API key, or of a tenant named on the command line (no key).
- * Not bound to an agent: keys get agents with shared memory (agentId stays null until then).
+ * The principal of a verified API key (with the agent an `agent` key is bound to), or of a
+ * tenant named on the command line (no key). The agent comes from the key, never from input.
  */
-export function keyPrincipal(tenantId: string | null, keyId: string | null = null): AccessPrincipal {
-  return tenantId === null && keyId === null ? LOCAL_PRINCIPAL : Object.freeze({ tenantId, keyId, agentId: null });
+export function keyPrincipal(tenantId: string | null, keyId: string | null = null, agentId: string | null = null): AccessPrincipal {
+  return tenantId === null && keyId === null && agentId === null ? LOCAL_PRINCIPAL : Object.freeze({ tenantId, keyId, agentId });
 }
 
 /** The scope of `userId`'s memory for `principal`, reading `opts.channels` and writing `opts.channel`. */

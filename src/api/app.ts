@@ -5,7 +5,7 @@ import type { Mnemograph } from '../container';
 import { ValidationError } from '../errors';
 import type { Logger } from '../infra/logger';
 import { parseInput } from '../schemas';
-import { keyPrincipal, TenantNamespace } from '../access';
+import { keyPrincipal, TenantNamespace, type KeyRole } from '../access';
 import { PgTenantStore, type Principal, type UserDataStore } from '../tenancy';
 import { pathParams, usesQuery } from './contract';
 import { HttpError, toHttpError } from './errors';
@@ -29,6 +29,7 @@ export interface ApiHelpers {
   context: RouteContext;
   tenants: PgTenantStore;
   principal(res: Response): Principal;
+  authorize(principal: Principal, roles: readonly KeyRole[], what: string): void;
 }
 
 export interface ApiApp {
@@ -108,7 +109,7 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   v1.use(requireJsonBody);
   v1.use(express.json({ limit: m.config.api.bodyLimit, strict: true }));
   for (const r of ROUTES) v1[r.method](r.path.replace(/^\/v1/, ''), handle(r, context, tenants, metrics));
-  opts.mount?.(v1, { context, tenants, principal: principalOf });
+  opts.mount?.(v1, { context, tenants, principal: principalOf, authorize });
   v1.use((req: Request, _res: Response, next: NextFunction) => {
     const allowed = ROUTES.filter((r) => pathRegex(r.path).test(`/v1${req.path}`)).map((r) => r.method.toUpperCase());
     next(
@@ -145,6 +146,8 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
 function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, metrics: ApiMetrics): RequestHandler {
   const params = pathParams(r.path);
   return async (req, res) => {
+    const principal = principalOf(res);
+    authorize(principal, r.roles, r.id);
     const source: unknown = usesQuery(r.method) ? req.query : req.body;
     if (source === null || typeof source !== 'object' || Array.isArray(source)) {
       throw new ValidationError(`invalid ${r.id} request: the body must be a JSON object`, { issues: [{ path: '(root)', message: 'expected an object' }] });
@@ -153,7 +156,6 @@ function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, metrics: Ap
     for (const p of params) raw[p] = req.params[p];
     const input = parseInput(r.input, raw, `${r.id} request`);
 
-    const principal = principalOf(res);
     const ns = new TenantNamespace(principal.tenantId);
     const userIds = TenantNamespace.userIds(input);
     if (r.access === 'claim') await tenants.registerUsers(principal.tenantId, userIds);
@@ -162,7 +164,7 @@ function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, metrics: Ap
     const t0 = performance.now();
     let outcome = 'error';
     try {
-      const memory = ctx.memory.as(keyPrincipal(principal.tenantId, principal.keyId));
+      const memory = ctx.memory.as(keyPrincipal(principal.tenantId, principal.keyId, principal.agentId));
       const result = await r.handler(ns.mapIn(input), { ...ctx, memory, external: (v) => ns.mapOut(v) });
       outcome = 'ok';
       if (r.access === 'erase') for (const u of userIds) await tenants.unregisterUser(principal.tenantId, u);
@@ -227,6 +229,13 @@ const requireJsonBody: RequestHandler = (req, _res, next) => {
   }
   next();
 };
+
+/** The one role check: a key whose role the route (or MCP endpoint) does not list gets 403, before anything runs. */
+export function authorize(principal: Principal, roles: readonly KeyRole[], what: string): void {
+  if (!roles.includes(principal.role)) {
+    throw new HttpError(403, 'FORBIDDEN', `a ${principal.role} key may not call ${what}; it needs one of the roles ${roles.join(', ')}`, { role: principal.role, allowed: roles });
+  }
+}
 
 function principalOf(res: Response): Principal {
   const p = res.locals.principal as Principal | undefined;

@@ -1,4 +1,7 @@
 import type { z } from 'zod';
+import type { KeyRole } from '../access/roles';
+
+export { MEMORY_ROLES, REVIEW_ROLES } from '../access/roles';
 
 /*
  * The wire contract of the HTTP API: what a route is, without its handler. Zod only, so
@@ -37,6 +40,8 @@ export interface RouteDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodTy
   /** Success status; 201 for creations. */
   status: 200 | 201;
   access: UserAccess;
+  /** The key roles that may call the route; checked once, before validation, for every route (and MCP tool). */
+  roles: readonly KeyRole[];
 }
 
 /** A route table: definitions keyed by id, each typed with its own input and output schemas. */

@@ -21,7 +21,7 @@ import {
   RetractFactSchema,
   TimelineQuerySchema,
 } from '../semantic/schema';
-import { defineRoutes } from './contract';
+import { defineRoutes, MEMORY_ROLES } from './contract';
 import { EntitySchema, FactSchema, GoalSchema, InvocationSchema, MemoryBundleSchema, ObservationSchema, RelationshipSchema, StrategySchema, loose } from './schemas';
 
 /*
@@ -41,6 +41,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: MemoryBundleSchema,
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   recallContext: {
     method: 'post',
@@ -51,6 +52,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: z.object({ context: z.string() }),
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   upsertEntity: {
     method: 'post',
@@ -61,6 +63,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: loose({ entity: EntitySchema, created: z.boolean() }),
     status: 201,
     access: 'claim',
+    roles: MEMORY_ROLES,
   },
   getEntity: {
     method: 'get',
@@ -71,6 +74,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: EntitySchema,
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   findEntitiesByName: {
     method: 'post',
@@ -81,6 +85,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: z.object({ entities: z.array(EntitySchema) }),
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   searchEntitiesText: {
     method: 'post',
@@ -91,6 +96,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: z.object({ results: z.array(z.object({ entity: EntitySchema, score: z.number() })) }),
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   vectorSearchEntities: {
     method: 'post',
@@ -101,6 +107,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: z.object({ results: z.array(z.object({ entity: EntitySchema, score: z.number() })) }),
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   getEntityGraph: {
     method: 'post',
@@ -111,6 +118,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: z.object({ entities: z.array(EntitySchema), relationships: z.array(RelationshipSchema), facts: z.array(FactSchema) }),
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   getEntityTimeline: {
     method: 'post',
@@ -121,6 +129,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: z.object({ entries: z.array(loose({ kind: z.string(), validFrom: z.string(), validTo: z.string().nullable() })) }),
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   deleteEntity: {
     method: 'delete',
@@ -131,6 +140,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: EntitySchema,
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   createRelationship: {
     method: 'post',
@@ -141,6 +151,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: loose({ relationship: RelationshipSchema, created: z.boolean() }),
     status: 201,
     access: 'claim',
+    roles: MEMORY_ROLES,
   },
   endRelationship: {
     method: 'post',
@@ -151,6 +162,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: z.object({ relationships: z.array(RelationshipSchema) }),
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   learnFact: {
     method: 'post',
@@ -161,6 +173,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: loose({ fact: FactSchema, created: z.boolean(), reinforced: z.boolean(), superseded: z.array(z.string()) }),
     status: 201,
     access: 'claim',
+    roles: MEMORY_ROLES,
   },
   storeFact: {
     method: 'post',
@@ -171,6 +184,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: z.object({ fact: FactSchema, created: z.boolean(), reinforced: z.boolean(), superseded: z.array(z.string()) }),
     status: 201,
     access: 'claim',
+    roles: MEMORY_ROLES,
   },
   getFact: {
     method: 'get',
@@ -181,6 +195,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: FactSchema,
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   searchFactsText: {
     method: 'post',
@@ -191,6 +206,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: z.object({ results: z.array(z.object({ fact: FactSchema, score: z.number() })) }),
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   findFacts: {
     method: 'post',
@@ -201,6 +217,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: z.object({ facts: z.array(FactSchema) }),
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   vectorSearchFacts: {
     method: 'post',
@@ -211,6 +228,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: z.object({ results: z.array(z.object({ fact: FactSchema, score: z.number() })) }),
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   correctFact: {
     method: 'post',
@@ -221,6 +239,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: z.object({ oldFact: FactSchema, newFact: FactSchema }),
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   confirmFact: {
     method: 'post',
@@ -231,6 +250,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: FactSchema,
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   retractFact: {
     method: 'post',
@@ -241,6 +261,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: FactSchema,
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   promoteToGlobal: {
     method: 'post',
@@ -251,6 +272,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: loose({ promoted: z.boolean(), globalFact: FactSchema.nullable() }),
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   recordInvocation: {
     method: 'post',
@@ -261,6 +283,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: z.object({ invocation: InvocationSchema, created: z.boolean() }),
     status: 201,
     access: 'claim',
+    roles: MEMORY_ROLES,
   },
   getInvocations: {
     method: 'get',
@@ -271,6 +294,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: z.object({ invocations: z.array(InvocationSchema) }),
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   getToolStats: {
     method: 'post',
@@ -281,6 +305,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: z.object({ tools: z.array(loose({ toolName: z.string(), invocations: z.number(), successRate: z.number() })) }),
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   learnStrategy: {
     method: 'post',
@@ -291,6 +316,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: z.object({ strategy: StrategySchema, created: z.boolean() }),
     status: 201,
     access: 'claim',
+    roles: MEMORY_ROLES,
   },
   findStrategies: {
     method: 'post',
@@ -301,6 +327,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: z.object({ results: z.array(z.object({ strategy: StrategySchema, score: z.number() })) }),
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   getStrategy: {
     method: 'get',
@@ -311,6 +338,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: StrategySchema,
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   reinforceStrategy: {
     method: 'post',
@@ -321,6 +349,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: StrategySchema,
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   addGoal: {
     method: 'post',
@@ -331,6 +360,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: z.object({ goal: GoalSchema, created: z.boolean() }),
     status: 201,
     access: 'claim',
+    roles: MEMORY_ROLES,
   },
   getGoal: {
     method: 'get',
@@ -341,6 +371,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: loose({ goal: GoalSchema, parent: GoalSchema.nullable(), subgoals: z.array(GoalSchema), blockedBy: z.array(GoalSchema) }),
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   completeGoal: {
     method: 'post',
@@ -351,6 +382,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: z.object({ goal: GoalSchema, unblocked: z.array(z.string()) }),
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   addBlocker: {
     method: 'post',
@@ -361,6 +393,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: GoalSchema,
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   listActiveGoals: {
     method: 'post',
@@ -371,6 +404,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: z.object({ goals: z.array(GoalSchema) }),
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   recordObservation: {
     method: 'post',
@@ -381,6 +415,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: z.object({ observation: ObservationSchema, created: z.boolean() }),
     status: 201,
     access: 'claim',
+    roles: MEMORY_ROLES,
   },
   getUserProfile: {
     method: 'get',
@@ -391,6 +426,7 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: loose({ userId: z.string(), profile: z.record(z.string(), z.unknown()), narrative: z.string().nullable() }),
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   consolidateUser: {
     method: 'post',
@@ -401,5 +437,6 @@ export const KNOWLEDGE_ROUTE_DEFS = defineRoutes({
     output: loose({ job: z.string(), status: z.string(), durationMs: z.number() }),
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
 });

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { BatchSchema, RecentTurnsQuerySchema, TurnInputSchema, VectorSearchQuerySchema } from '../episodic/schema';
 import { ChannelSchema, IdSchema, UserIdSchema } from '../schemas';
 import { ContextKeySchema, ContextTtlSchema } from '../working/schema';
-import { defineRoutes } from './contract';
+import { defineRoutes, MEMORY_ROLES, REVIEW_ROLES } from './contract';
 import { KNOWLEDGE_ROUTE_DEFS } from './knowledge-route-defs';
 import { ErasureReportSchema, OkSchema, ScoredTurnsSchema, SessionSnapshotSchema, StoreTurnResultSchema, TurnsSchema, UserStatsSchema } from './schemas';
 
@@ -27,6 +27,7 @@ export const TURN_ROUTE_DEFS = defineRoutes({
     output: StoreTurnResultSchema,
     status: 201,
     access: 'claim',
+    roles: MEMORY_ROLES,
   },
   storeTurns: {
     method: 'post',
@@ -37,6 +38,7 @@ export const TURN_ROUTE_DEFS = defineRoutes({
     output: z.object({ results: z.array(StoreTurnResultSchema) }),
     status: 201,
     access: 'claim',
+    roles: MEMORY_ROLES,
   },
   getConversation: {
     method: 'get',
@@ -47,6 +49,7 @@ export const TURN_ROUTE_DEFS = defineRoutes({
     output: TurnsSchema,
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   getRecentTurns: {
     method: 'post',
@@ -57,6 +60,7 @@ export const TURN_ROUTE_DEFS = defineRoutes({
     output: TurnsSchema,
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   vectorSearch: {
     method: 'post',
@@ -67,6 +71,7 @@ export const TURN_ROUTE_DEFS = defineRoutes({
     output: ScoredTurnsSchema,
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   getSession: {
     method: 'get',
@@ -77,6 +82,7 @@ export const TURN_ROUTE_DEFS = defineRoutes({
     output: SessionSnapshotSchema,
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   setContextValue: {
     method: 'put',
@@ -95,6 +101,7 @@ export const TURN_ROUTE_DEFS = defineRoutes({
     output: OkSchema,
     status: 200,
     access: 'claim',
+    roles: MEMORY_ROLES,
   },
   getContextValue: {
     method: 'get',
@@ -105,6 +112,7 @@ export const TURN_ROUTE_DEFS = defineRoutes({
     output: z.object({ key: z.string(), value: z.unknown() }),
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   deleteContextValue: {
     method: 'delete',
@@ -115,6 +123,7 @@ export const TURN_ROUTE_DEFS = defineRoutes({
     output: OkSchema,
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   pushThought: {
     method: 'post',
@@ -125,6 +134,7 @@ export const TURN_ROUTE_DEFS = defineRoutes({
     output: OkSchema,
     status: 201,
     access: 'claim',
+    roles: MEMORY_ROLES,
   },
   setActiveGoal: {
     method: 'put',
@@ -135,6 +145,7 @@ export const TURN_ROUTE_DEFS = defineRoutes({
     output: OkSchema,
     status: 200,
     access: 'claim',
+    roles: MEMORY_ROLES,
   },
   clearSession: {
     method: 'delete',
@@ -145,6 +156,7 @@ export const TURN_ROUTE_DEFS = defineRoutes({
     output: OkSchema,
     status: 200,
     access: 'owned',
+    roles: MEMORY_ROLES,
   },
   userStats: {
     method: 'get',
@@ -155,6 +167,7 @@ export const TURN_ROUTE_DEFS = defineRoutes({
     output: UserStatsSchema,
     status: 200,
     access: 'owned',
+    roles: REVIEW_ROLES,
   },
   forgetUser: {
     method: 'delete',
@@ -165,6 +178,7 @@ export const TURN_ROUTE_DEFS = defineRoutes({
     output: ErasureReportSchema,
     status: 200,
     access: 'erase',
+    roles: MEMORY_ROLES,
   },
 });
 

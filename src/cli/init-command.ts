@@ -73,7 +73,7 @@ export async function initCommand(env: Record<string, string | undefined>, opts:
       await postgresUp(config);
       await runPostgresMigrations(pool, config, { check: false });
       const tenants = new PgTenantStore(pool, 0);
-      const { key, info } = await tenants.createKey(tenant, 'created by mnemograph init');
+      const { key, info } = await tenants.createKey(tenant, { name: 'created by mnemograph init' });
       apiKey = { key, id: info.id, tenantId: info.tenantId };
       revoke = () => tenants.revokeKey(info.id);
       text = setEnvValue(text, 'MNEMOGRAPH_API_KEY', key);

@@ -1,16 +1,17 @@
 import type { Config } from '../config';
 import { createPgPool } from '../infra/postgres';
-import { PgTenantStore } from '../tenancy';
+import { PgTenantStore, type KeyRole } from '../tenancy';
 
 /** `mnemograph keys create|revoke|list`: API keys of tenants (Postgres only; no other store needed). */
-export async function keysCommand(config: Config, action: 'create' | 'revoke' | 'list', opts: { tenant?: string; name?: string; id?: string }): Promise<number> {
+export async function keysCommand(config: Config, action: 'create' | 'revoke' | 'list', opts: { tenant?: string; name?: string; id?: string; role?: string; agent?: string }): Promise<number> {
   const pool = createPgPool(config.postgres.url, 2);
   const tenants = new PgTenantStore(pool, 0);
   try {
     if (action === 'create') {
       if (!opts.tenant) throw new Error('--tenant is required');
-      const { key, info } = await tenants.createKey(opts.tenant, opts.name ?? '');
-      console.log(`key ${info.id} for tenant ${info.tenantId} (shown once; only its hash is stored):\n${key}`);
+      const { key, info } = await tenants.createKey(opts.tenant, { name: opts.name, role: opts.role as KeyRole | undefined, agentId: opts.agent });
+      const who = info.agentId ? `agent ${info.agentId} of tenant ${info.tenantId}` : `${info.role} of tenant ${info.tenantId}`;
+      console.log(`key ${info.id} for ${who} (shown once; only its hash is stored):\n${key}`);
       return 0;
     }
     if (action === 'revoke') {
@@ -21,7 +22,9 @@ export async function keysCommand(config: Config, action: 'create' | 'revoke' | 
     }
     const keys = await tenants.listKeys(opts.tenant);
     for (const k of keys) {
-      console.log(`${k.id}  ${k.tenantId.padEnd(20)} ${k.revokedAt ? 'revoked ' : 'live    '} created ${k.createdAt}  last used ${k.lastUsedAt ?? 'never'}  ${k.name}`);
+      console.log(
+        `${k.id}  ${k.tenantId.padEnd(20)} ${(k.agentId ? `agent:${k.agentId}` : k.role).padEnd(20)} ${k.revokedAt ? 'revoked ' : 'live    '} created ${k.createdAt}  last used ${k.lastUsedAt ?? 'never'}  ${k.name}`,
+      );
     }
     if (keys.length === 0) console.log('no keys');
     return 0;

@@ -128,7 +128,9 @@ keys
   .description('issue a key for a tenant (created if new); the key is printed once')
   .requiredOption('--tenant <id>', 'tenant id: 2-32 of a-z, 0-9, -')
   .option('--name <text>', 'a note to recognise the key by')
-  .action(async (opts: { tenant: string; name?: string }) => {
+  .option('--role <role>', 'admin (default), agent (with --agent) or reviewer (audit log and statistics only)')
+  .option('--agent <id>', 'the agent of the tenant the key acts as (implies --role agent)')
+  .action(async (opts: { tenant: string; name?: string; role?: string; agent?: string }) => {
     process.exitCode = await keysCommand(config(), 'create', opts);
   });
 keys

@@ -23,7 +23,7 @@ export async function serveCommand(config: Config, opts: { worker: boolean; port
   const tenants = new PgTenantStore(m.pg.primary, 0);
   if ((await tenants.listKeys()).length === 0) {
     // A first run has no key at all: issue one for a "local" tenant so the service is usable at once.
-    const { key } = await tenants.createKey('local', 'created by the first start');
+    const { key } = await tenants.createKey('local', { name: 'created by the first start' });
     console.log(`no API keys existed; created one for tenant "local" (shown once, store it):\n  ${key}`);
   }
   console.log(`mnemograph API on ${srv.url}  (OpenAPI ${srv.url}/v1/openapi.json, MCP ${srv.url}/v1/mcp, metrics ${srv.url}/metrics)`);

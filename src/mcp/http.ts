@@ -3,7 +3,7 @@ import type express from 'express';
 import { HttpError } from '../api/errors';
 import type { ApiHelpers } from '../api/app';
 import { ChannelSchema, UserIdSchema, parseInput } from '../schemas';
-import { keyPrincipal, TenantNamespace } from '../access';
+import { keyPrincipal, MEMORY_ROLES, TenantNamespace } from '../access';
 import { createMcpServer } from './server';
 
 /**
@@ -14,13 +14,14 @@ import { createMcpServer } from './server';
 export function mountMcp(v1: express.Router, helpers: ApiHelpers): void {
   v1.post('/mcp', async (req, res) => {
     const principal = helpers.principal(res);
+    helpers.authorize(principal, MEMORY_ROLES, 'the MCP tools (they read and write memory)');
     const user = req.get('x-mnemograph-user');
     if (!user) throw new HttpError(400, 'VALIDATION_FAILED', 'send the user the tools act for in the X-Mnemograph-User header');
     const userId = parseInput(UserIdSchema, user, 'X-Mnemograph-User');
     const channel = parseInput(ChannelSchema, req.get('x-mnemograph-channel') ?? '_global', 'X-Mnemograph-Channel');
     await helpers.tenants.registerUsers(principal.tenantId, [userId]);
     const ns = new TenantNamespace(principal.tenantId);
-    const memory = helpers.context.memory.as(keyPrincipal(principal.tenantId, principal.keyId));
+    const memory = helpers.context.memory.as(keyPrincipal(principal.tenantId, principal.keyId, principal.agentId));
     const server = createMcpServer(
       { ...helpers.context, memory },
       {

@@ -1,10 +1,19 @@
 import { z } from 'zod';
+import { KEY_ROLES, type KeyRole } from '../access/roles';
+
+export type { KeyRole };
 
 /**
  * A tenant id: lowercase letters, digits and '-', no '.', so "<tenant>.<user>" splits
  * unambiguously at the first dot.
  */
 export const TenantIdSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{1,31}$/, 'must be 2-32 characters of lowercase letters, digits and - (starting with a letter or digit)');
+
+/** An agent of a tenant, as an API key names it: 1-64 of letters, digits, '_', '-', '.'. */
+export const AgentIdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be 1-64 letters, digits, _, - or . (starting with a letter or digit)');
+
+/** A key's role (src/access/roles.ts). */
+export const KeyRoleSchema = z.enum(KEY_ROLES);
 
 export interface Tenant {
   id: string;
@@ -16,15 +25,28 @@ export interface ApiKeyInfo {
   id: string;
   tenantId: string;
   name: string;
+  role: KeyRole;
+  /** The agent the key acts as (role `agent` only). */
+  agentId: string | null;
   createdAt: string;
   revokedAt: string | null;
   lastUsedAt: string | null;
 }
 
-/** What a verified key grants: the tenant whose memory it may touch. */
+/** What a verified key grants: the tenant whose memory it may touch, its role and the agent it acts as. */
 export interface Principal {
   tenantId: string;
   keyId: string;
+  role: KeyRole;
+  agentId: string | null;
+}
+
+export interface KeyOptions {
+  /** A note to recognise the key by. */
+  name?: string;
+  /** Default `admin`; `agent` requires `agentId`, which only `agent` takes. */
+  role?: KeyRole;
+  agentId?: string | null;
 }
 
 /**
@@ -35,7 +57,7 @@ export interface TenantStore {
   /** Creates the tenant if missing (idempotent); returns it. */
   ensureTenant(id: string, name?: string): Promise<Tenant>;
   /** Issues a key for a tenant (created if missing). The returned `key` is not stored anywhere. */
-  createKey(tenantId: string, name?: string): Promise<{ key: string; info: ApiKeyInfo }>;
+  createKey(tenantId: string, opts?: KeyOptions): Promise<{ key: string; info: ApiKeyInfo }>;
   /** Revokes a key by id; false when no such live key exists. Takes effect within the verification cache TTL. */
   revokeKey(keyId: string): Promise<boolean>;
   listKeys(tenantId?: string): Promise<ApiKeyInfo[]>;

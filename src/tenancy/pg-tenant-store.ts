@@ -1,23 +1,23 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Queryable } from '../infra/postgres';
-import { NotFoundError } from '../errors';
+import { NotFoundError, ValidationError } from '../errors';
 import { parseInput } from '../schemas';
-import { TenantIdSchema, type ApiKeyInfo, type Principal, type Tenant, type TenantStore } from './contract';
+import { AgentIdSchema, KeyRoleSchema, TenantIdSchema, type ApiKeyInfo, type KeyOptions, type KeyRole, type Principal, type Tenant, type TenantStore } from './contract';
 
 // $1 id, $2 name -> {id, name, created_at}
 const UPSERT_TENANT = `INSERT INTO tenants (id, name) VALUES ($1, $2)
   ON CONFLICT (id) DO UPDATE SET name = CASE WHEN $2 = '' THEN tenants.name ELSE EXCLUDED.name END
   RETURNING id, name, created_at`;
-// $1 id, $2 tenant, $3 hash, $4 name -> key row
-const INSERT_KEY = `INSERT INTO api_keys (id, tenant_id, key_hash, name) VALUES ($1, $2, $3, $4)
-  RETURNING id, tenant_id, name, created_at, revoked_at, last_used_at`;
+// $1 id, $2 tenant, $3 hash, $4 name, $5 role, $6 agent -> key row
+const INSERT_KEY = `INSERT INTO api_keys (id, tenant_id, key_hash, name, role, agent_id) VALUES ($1, $2, $3, $4, $5, $6)
+  RETURNING id, tenant_id, name, role, agent_id, created_at, revoked_at, last_used_at`;
 // $1 key id -> {id} of the key just revoked (none when unknown or already revoked)
 const REVOKE_KEY = 'UPDATE api_keys SET revoked_at = NOW() WHERE id = $1 AND revoked_at IS NULL RETURNING id';
 // $1 tenant or null -> key rows, newest first
-const LIST_KEYS = `SELECT id, tenant_id, name, created_at, revoked_at, last_used_at FROM api_keys
+const LIST_KEYS = `SELECT id, tenant_id, name, role, agent_id, created_at, revoked_at, last_used_at FROM api_keys
   WHERE $1::text IS NULL OR tenant_id = $1 ORDER BY created_at DESC`;
-// $1 key id -> {tenant_id, key_hash} of a live key
-const FIND_LIVE_KEY = 'SELECT tenant_id, key_hash FROM api_keys WHERE id = $1 AND revoked_at IS NULL';
+// $1 key id -> {tenant_id, key_hash, role, agent_id} of a live key
+const FIND_LIVE_KEY = 'SELECT tenant_id, key_hash, role, agent_id FROM api_keys WHERE id = $1 AND revoked_at IS NULL';
 // $1 key id -> nothing (coarse: at most once per cache period per process)
 const TOUCH_KEY = 'UPDATE api_keys SET last_used_at = NOW() WHERE id = $1';
 // $1 tenant, $2 user ids -> nothing
@@ -36,6 +36,8 @@ interface KeyRow {
   id: string;
   tenant_id: string;
   name: string;
+  role: KeyRole;
+  agent_id: string | null;
   created_at: Date;
   revoked_at: Date | null;
   last_used_at: Date | null;
@@ -60,11 +62,14 @@ export class PgTenantStore implements TenantStore {
     return { id: row.id, name: row.name, createdAt: row.created_at.toISOString() };
   }
 
-  async createKey(tenantId: string, name = ''): Promise<{ key: string; info: ApiKeyInfo }> {
+  async createKey(tenantId: string, opts: KeyOptions = {}): Promise<{ key: string; info: ApiKeyInfo }> {
+    const role = parseInput(KeyRoleSchema, opts.role ?? (opts.agentId ? 'agent' : 'admin'), 'key role');
+    const agentId = opts.agentId == null ? null : parseInput(AgentIdSchema, opts.agentId, 'agent id');
+    if ((role === 'agent') !== (agentId !== null)) throw new ValidationError(role === 'agent' ? 'an agent key needs the agent it acts as (--agent)' : `a ${role} key is not bound to an agent`);
     await this.ensureTenant(tenantId);
     const id = randomBytes(6).toString('hex');
     const key = `mg_${id}_${randomBytes(32).toString('base64url')}`;
-    const row = (await this.db.query<KeyRow>(INSERT_KEY, [id, tenantId, sha256(key), name])).rows[0]!;
+    const row = (await this.db.query<KeyRow>(INSERT_KEY, [id, tenantId, sha256(key), opts.name ?? '', role, agentId])).rows[0]!;
     return { key, info: toInfo(row) };
   }
 
@@ -84,10 +89,10 @@ export class PgTenantStore implements TenantStore {
     const hash = sha256(key);
     const cached = this.keyCache.get(hash);
     if (cached && cached.until > Date.now()) return cached.principal;
-    const row = (await this.db.query<{ tenant_id: string; key_hash: string }>(FIND_LIVE_KEY, [m[1]])).rows[0];
+    const row = (await this.db.query<{ tenant_id: string; key_hash: string; role: KeyRole; agent_id: string | null }>(FIND_LIVE_KEY, [m[1]])).rows[0];
     // Compare hashes in constant time so response timing says nothing about the secret.
     const ok = row !== undefined && timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(hash));
-    const principal = ok ? { tenantId: row.tenant_id, keyId: m[1]! } : null;
+    const principal: Principal | null = ok ? { tenantId: row.tenant_id, keyId: m[1]!, role: row.role, agentId: row.agent_id } : null;
     if (this.cacheSeconds > 0) {
       if (this.keyCache.size > 10_000) this.keyCache.clear();
       this.keyCache.set(hash, { principal, until: Date.now() + this.cacheSeconds * 1000 });
@@ -135,6 +140,8 @@ function toInfo(r: KeyRow): ApiKeyInfo {
     id: r.id,
     tenantId: r.tenant_id,
     name: r.name,
+    role: r.role,
+    agentId: r.agent_id,
     createdAt: r.created_at.toISOString(),
     revokedAt: r.revoked_at?.toISOString() ?? null,
     lastUsedAt: r.last_used_at?.toISOString() ?? null,

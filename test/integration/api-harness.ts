@@ -25,7 +25,7 @@ export async function openHarness(env: Record<string, string> = {}, opts: ApiOpt
     url: srv.url,
     async tenant() {
       const tenantId = uid('t').slice(0, 20).toLowerCase();
-      const { key, info } = await srv.api.tenants.createKey(tenantId, 'test');
+      const { key, info } = await srv.api.tenants.createKey(tenantId, { name: 'test' });
       return { tenantId, key, keyId: info.id };
     },
     async call(key, method, path, body, headers = {}) {

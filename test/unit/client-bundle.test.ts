@@ -14,6 +14,7 @@ const ALLOWED = new Set([
   'src/client/index.ts',
   'src/client/errors.ts',
   'src/api/contract.ts',
+  'src/access/roles.ts',
   'src/api/route-defs.ts',
   'src/api/knowledge-route-defs.ts',
   'src/api/schemas.ts',

@@ -1,0 +1,15 @@
+/**
+ * What an API key may do; the route table says which roles may call each route, and the
+ * API checks it in one place before anything else runs.
+ * - `admin`: every memory route of its tenant, acting for the whole tenant;
+ * - `agent`: the memory routes, acting as the agent the key is bound to;
+ * - `reviewer`: the audit log and statistics of its tenant, never memory content; writes nothing.
+ * No imports: the browser client bundles it with the route table.
+ */
+export const KEY_ROLES = ['admin', 'agent', 'reviewer'] as const;
+export type KeyRole = (typeof KEY_ROLES)[number];
+
+/** Routes that read or write memory content: admin and agent keys, never reviewers. */
+export const MEMORY_ROLES: readonly KeyRole[] = ['admin', 'agent'];
+/** Routes that show counts and the audit trail, never memory content: reviewers too. */
+export const REVIEW_ROLES: readonly KeyRole[] = ['admin', 'agent', 'reviewer'];
