@@ -214,7 +214,7 @@ describe('keys, stats and search commands', () => {
     const tenant = uid('k').slice(0, 14).toLowerCase();
     const created = await cli('keys', 'create', '--tenant', tenant, '--name', 'ci');
     const key = /^(mg_\S+)$/m.exec(created.stdout)?.[1];
-    const keyId = /^key (\S+) for tenant/m.exec(created.stdout)?.[1];
+    const keyId = /^key (\S+) for admin of tenant/m.exec(created.stdout)?.[1];
     expect(key).toBeTruthy();
     const listed = await cli('keys', 'list', '--tenant', tenant);
     expect(listed.stdout).toContain(keyId!);
@@ -222,6 +222,10 @@ describe('keys, stats and search commands', () => {
     expect(listed.stdout).not.toContain(key!);
     expect((await cli('keys', 'revoke', keyId!)).stdout).toContain('revoked');
     expect((await cli('keys', 'list', '--tenant', tenant)).stdout).toContain('revoked');
+    const agent = await cli('keys', 'create', '--tenant', tenant, '--agent', 'planner');
+    expect(agent.stdout).toMatch(/^key \S+ for agent planner of tenant/m);
+    expect((await cli('keys', 'list', '--tenant', tenant)).stdout).toContain('agent:planner');
+    await expect(cli('keys', 'create', '--tenant', tenant, '--role', 'agent')).rejects.toThrow(/needs the agent/);
   }, 60_000);
 
   it("prints a user's stats and search results", async () => {
