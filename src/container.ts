@@ -21,7 +21,7 @@ import { Neo4jGoalStore } from './goals';
 import { createExtractor, type Extractor } from './extraction';
 import { createChatModel, PgUsageSink } from './llm';
 import { PgObservationQueue, PgProfileStore, type ObservationQueue } from './observations';
-import { Neo4jUserGraph, RedisUserKeys, UserDataStore } from './tenancy';
+import { Neo4jUserGraph, RedisUserKeys, UserDataStore, UserWriteFence } from './tenancy';
 import { createJobs, PgJobStore, RedisLockService, Worker, type Clock, type JobFn, type JobName, type JobStores, type KnowledgeWriter, type LockService } from './worker';
 import type { MetricSources } from './api/metrics';
 
@@ -60,6 +60,8 @@ export interface Mnemograph {
   createWorker(opts?: { clock?: Clock; workerId?: string; jobs?: Record<JobName, JobFn>; locks?: LockService }): Worker;
   /** Whole-user statistics, export, import and erasure across the stores (src/tenancy). */
   users: UserDataStore;
+  /** The per-user erasure fence: the API's and MCP's writes enter it, `users.erase` closes it. */
+  fence: UserWriteFence;
   close(): Promise<void>;
 }
 
@@ -243,7 +245,8 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     jobStore.userData(),
     new RedisUserKeys(redis, working),
   ];
-  const users = new UserDataStore(userData, pools.primary, auditTrail, { beforeErase: () => audit.flush(), graceMs: config.erasure.graceMs });
+  const fence = new UserWriteFence(redis);
+  const users = new UserDataStore(userData, pools.primary, auditTrail, { beforeErase: () => audit.flush(), graceMs: config.erasure.graceMs, fence });
 
   return {
     config,
@@ -270,6 +273,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     metricSources,
     createWorker,
     users,
+    fence,
     async close() {
       await jobRunner.stop();
       await Promise.all([backgroundEmbedder.stop(), knowledgeEmbedder.stop()]);

@@ -43,6 +43,13 @@ export class NotFoundError extends MnemographError {
   }
 }
 
+/** A call for a user whose erasure is under way (or who was erased while it ran): 409, nothing written; retry once the erasure has answered. */
+export class UserBeingErasedError extends MnemographError {
+  constructor(userId: string) {
+    super('USER_BEING_ERASED', 'user', `user ${userId} is being erased; nothing was written. Retry once the erasure has finished`, { userId });
+  }
+}
+
 /** A store (Neo4j, Postgres, Redis) or an external API is unreachable or failing. */
 export class StoreUnavailableError extends MnemographError {
   constructor(store: string, message: string, details: Record<string, unknown> = {}, cause?: unknown) {

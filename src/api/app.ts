@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { rateLimit, type Options } from 'express-rate-limit';
 import type { Mnemograph } from '../container';
-import { ValidationError } from '../errors';
+import { NotFoundError, UserBeingErasedError, ValidationError } from '../errors';
 import type { Logger } from '../infra/logger';
 import { parseInput } from '../schemas';
 import { keyPrincipal, TenantNamespace, type KeyRole } from '../access';
-import { PgTenantStore, type Principal, type UserDataStore } from '../tenancy';
+import { PgTenantStore, type FencePass, type Principal, type UserDataStore, type UserWriteFence } from '../tenancy';
+import { jsonBody } from './body';
 import { pathParams, usesQuery } from './contract';
 import { HttpError, toHttpError } from './errors';
 import type { Route, RouteContext } from './handlers';
@@ -28,6 +29,8 @@ export interface ApiOptions {
 export interface ApiHelpers {
   context: RouteContext;
   tenants: PgTenantStore;
+  /** The per-user erasure fence a writing endpoint enters (UserWriteFence). */
+  fence: UserWriteFence;
   principal(res: Response): Principal;
   authorize(principal: Principal, roles: readonly KeyRole[], what: string): void;
 }
@@ -46,6 +49,8 @@ export interface ApiApp {
   close(): void;
 }
 
+/** What a 503 for a store outage asks the caller to wait before retrying. */
+const STORE_RETRY_AFTER_SECONDS = 2;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 
 /**
@@ -55,7 +60,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
  * `{error: {code, message, details}}`.
  */
 export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
-  const tenants = new PgTenantStore(m.pg.primary, m.config.api.keyCacheSeconds);
+  const tenants = new PgTenantStore(m.pg.primary, m.config.api.keyCacheSeconds, m.config.api.keyOutageGraceSeconds);
   const metrics = new ApiMetrics(m.metricSources, m.log);
   const openapi = buildOpenApi(ROUTES, VERSION);
   const context: RouteContext = { memory: m.memory, users: m.users };
@@ -107,9 +112,9 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
     }),
   );
   v1.use(requireJsonBody);
-  v1.use(express.json({ limit: m.config.api.bodyLimit, strict: true }));
-  for (const r of ROUTES) v1[r.method](r.path.replace(/^\/v1/, ''), handle(r, context, tenants, metrics));
-  opts.mount?.(v1, { context, tenants, principal: principalOf, authorize });
+  v1.use(jsonBody(m.config.api.bodyLimit));
+  for (const r of ROUTES) v1[r.method](r.path.replace(/^\/v1/, ''), handle(r, context, tenants, m.fence, metrics));
+  opts.mount?.(v1, { context, tenants, fence: m.fence, principal: principalOf, authorize });
   v1.use((req: Request, _res: Response, next: NextFunction) => {
     const allowed = ROUTES.filter((r) => pathRegex(r.path).test(`/v1${req.path}`)).map((r) => r.method.toUpperCase());
     next(
@@ -140,10 +145,15 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
 }
 
 /**
- * Runs one route: validate, check tenant ownership, namespace, call the facade acting for the
- * key's principal (so its tenant is in every AccessScope), un-namespace.
+ * Runs one route: validate, enter the users' erasure fence (every call but reads by GET and
+ * the erasure itself: 409 while the user is being erased), check tenant ownership,
+ * namespace, call the facade acting for the key's principal (so its tenant is in every
+ * AccessScope), un-namespace. A claiming route registers its users only once the call
+ * succeeded, so a refused write registers nothing. An erasure runs whether or not the user
+ * is registered (a write whose registration was lost stays erasable) and answers 404 only
+ * when there was nothing to erase.
  */
-function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, metrics: ApiMetrics): RequestHandler {
+function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, fence: UserWriteFence, metrics: ApiMetrics): RequestHandler {
   const params = pathParams(r.path);
   return async (req, res) => {
     const principal = principalOf(res);
@@ -158,16 +168,20 @@ function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, metrics: Ap
 
     const ns = new TenantNamespace(principal.tenantId);
     const userIds = TenantNamespace.userIds(input);
-    if (r.access === 'claim') await tenants.registerUsers(principal.tenantId, userIds);
-    else for (const u of userIds) await tenants.requireUser(principal.tenantId, u);
-
+    const internal = ns.mapIn(input);
+    const pass = r.method === 'get' || r.access === 'erase' ? undefined : await enterFence(fence, ns, TenantNamespace.userIds(internal));
     const t0 = performance.now();
     let outcome = 'error';
     try {
+      if (r.access === 'owned') for (const [i, u] of userIds.entries()) await tenants.requireUser(principal.tenantId, u, pass?.epochs[i]);
+      if (r.access === 'erase') await requireErasable(tenants, ctx.users, principal.tenantId, userIds, TenantNamespace.userIds(internal));
       const memory = ctx.memory.as(keyPrincipal(principal.tenantId, principal.keyId, principal.agentId));
-      const result = await r.handler(ns.mapIn(input), { ...ctx, memory, external: (v) => ns.mapOut(v) });
+      const unregister = async () => {
+        for (const u of userIds) await tenants.unregisterUser(principal.tenantId, u);
+      };
+      const result = await r.handler(internal, { ...ctx, memory, external: (v) => ns.mapOut(v), unregister });
+      if (r.access === 'claim') await tenants.registerUsers(principal.tenantId, userIds, pass?.epochs);
       outcome = 'ok';
-      if (r.access === 'erase') for (const u of userIds) await tenants.unregisterUser(principal.tenantId, u);
       if (r.id === 'getContextValue') metrics.workingLookups.inc({ result: 'hit' });
       if (r.id === 'remember') metrics.observeRecall(result);
       res.status(r.status).json(ns.mapOut(result));
@@ -175,9 +189,30 @@ function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, metrics: Ap
       if (r.id === 'getContextValue' && (err as { code?: string }).code === 'NOT_FOUND') metrics.workingLookups.inc({ result: 'miss' });
       throw err;
     } finally {
+      await pass?.release();
       metrics.operationDuration.observe({ operation: r.id, outcome }, (performance.now() - t0) / 1000);
     }
   };
+}
+
+/** Enters the users' erasure fence; a refusal names the user as the caller knows it. */
+async function enterFence(fence: UserWriteFence, ns: TenantNamespace, userIds: string[]): Promise<FencePass> {
+  try {
+    return await fence.enter(userIds);
+  } catch (err) {
+    if (err instanceof UserBeingErasedError) throw new UserBeingErasedError(ns.toExternal(String(err.details.userId)));
+    throw err;
+  }
+}
+
+/** 404 for an erasure of a user the tenant never registered and that has nothing stored; otherwise the erasure runs. */
+async function requireErasable(tenants: PgTenantStore, users: UserDataStore, tenantId: string, external: string[], internal: string[]): Promise<void> {
+  for (const [i, u] of external.entries()) {
+    if (await tenants.ownsUser(tenantId, u)) continue;
+    const s = await users.stats(internal[i]!);
+    const held = Object.keys(s.nodes).length + Object.keys(s.rows).length + s.workingKeys;
+    if (held === 0) throw new NotFoundError('user', u);
+  }
 }
 
 /** Request id (caller's X-Request-Id when sane), a child logger, and one log line + metric per request. */
@@ -254,6 +289,8 @@ function errorHandler(log: Logger) {
     const { status, body, internal } = toHttpError(err, requestId);
     if (internal) log.error({ reqId: requestId, err }, 'request failed');
     else if (status >= 500) log.warn({ reqId: requestId, code: body.error.code, msg: body.error.message }, 'store unavailable');
+    // A store outage passes: the typed client (and any sane one) retries after this many seconds.
+    if (status === 503) res.setHeader('Retry-After', String(STORE_RETRY_AFTER_SECONDS));
     if (status === 405) res.setHeader('Allow', ((body.error.details.allowed as string[] | undefined) ?? []).join(', '));
     res.status(status).json(body);
   };

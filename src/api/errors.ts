@@ -1,4 +1,5 @@
 import { MnemographError, errorMessage } from '../errors';
+import { isPgUnavailable } from '../infra/postgres';
 
 /** An error raised by the HTTP layer itself (auth, limits, unknown routes, bad JSON). */
 export class HttpError extends MnemographError {
@@ -21,7 +22,11 @@ const STATUS_BY_CODE: Record<string, number> = {
   NOT_FOUND: 404,
   CONFLICT: 409,
   FORBIDDEN: 403,
+  USER_BEING_ERASED: 409,
 };
+
+/** Error codes of node:zlib's decoders (gzip and deflate: Z_*; brotli: ERR__ERROR_* and ERR_BROTLI_*; zstd). */
+const DECODER_ERROR = /^(Z_|ERR__ERROR_|ERR_BROTLI|ERR_ZSTD)/;
 
 /**
  * The one place errors become HTTP responses. User errors are 4xx (never 500), store and
@@ -37,9 +42,26 @@ export function toHttpError(err: unknown, requestId: string): { status: number; 
     if (err.category === 'upstream') return { status: 503, body: body(err.code, err.message, { store: err.details.store }), internal: false };
     return { status: 500, body: body(err.code, 'internal error; see the server log for this request id'), internal: true };
   }
-  const parser = err as { type?: string; status?: number; expose?: boolean };
+  const parser = err as { type?: string; status?: number; expose?: boolean; code?: unknown };
+  if (typeof parser.status === 'number' && parser.status >= 400 && parser.status < 500 && typeof parser.code === 'string' && DECODER_ERROR.test(parser.code)) {
+    // zlib refused the body: it is not what its Content-Encoding says (a plain body sent as gzip or br).
+    return {
+      status: 400,
+      body: body('INVALID_CONTENT_ENCODING', `the request body could not be decoded as its Content-Encoding says (${errorMessage(err)}); send it plain or correctly compressed`),
+      internal: false,
+    };
+  }
   if (typeof parser.type === 'string' && typeof parser.status === 'number' && parser.status >= 400 && parser.status < 500) {
-    const code = parser.type === 'entity.parse.failed' ? 'INVALID_JSON' : parser.type === 'entity.too.large' ? 'PAYLOAD_TOO_LARGE' : parser.status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'BAD_REQUEST';
+    const code =
+      parser.type === 'entity.parse.failed'
+        ? 'INVALID_JSON'
+        : parser.type === 'entity.too.large'
+          ? 'PAYLOAD_TOO_LARGE'
+          : parser.type === 'entity.too.deep'
+            ? 'BODY_TOO_DEEP'
+            : parser.status === 415
+              ? 'UNSUPPORTED_MEDIA_TYPE'
+              : 'BAD_REQUEST';
     const message =
       code === 'INVALID_JSON'
         ? `the request body is not valid JSON (${errorMessage(err)})`
@@ -48,6 +70,9 @@ export function toHttpError(err: unknown, requestId: string): { status: number; 
           : errorMessage(err);
     return { status: parser.status, body: body(code, message), internal: false };
   }
+  // A driver error that reached here untyped (a query on a checked-out pg client) still says when the store is away.
+  if (isPgUnavailable(err))
+    return { status: 503, body: body('STORE_UNAVAILABLE', `PostgreSQL is unavailable (${errorMessage(err)}); retry after the Retry-After header`, { store: 'postgres' }), internal: false };
   if (err instanceof URIError) return { status: 400, body: body('BAD_REQUEST', 'the URL is not correctly percent-encoded'), internal: false };
   return { status: 500, body: body('INTERNAL', 'internal error; see the server log for this request id'), internal: true };
 }

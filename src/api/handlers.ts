@@ -17,6 +17,8 @@ export interface RouteContext {
  */
 export interface RequestContext extends RouteContext {
   external: <T>(value: T) => T;
+  /** Drops the tenant's registration of the request's users; an erasure runs it before its fence opens. */
+  unregister: () => Promise<void>;
 }
 
 /** Runs a route's operation: the validated, tenant-namespaced input in, the JSON result out. */

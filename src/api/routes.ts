@@ -49,7 +49,7 @@ const TURN_HANDLERS = {
     return { ok: true as const };
   },
   userStats: ({ userId }, { users }) => users.stats(userId),
-  forgetUser: ({ userId }, { users }) => users.erase(userId),
+  forgetUser: ({ userId }, { users, unregister }) => users.erase(userId, { then: unregister }),
 } satisfies Handlers<typeof TURN_ROUTE_DEFS>;
 
 /** Every route with its handler, in documentation order. */

@@ -128,8 +128,8 @@ export async function forgetUserCommand(config: Config, ref: UserRef & { yes?: b
     return 2;
   }
   return withStores(config, async (m, users) => {
-    const r = await users.erase(internalId(ref));
-    if (ref.tenant) await new PgTenantStore(m.pg.primary, 0).unregisterUser(ref.tenant, ref.user);
+    const tenant = ref.tenant;
+    const r = await users.erase(internalId(ref), { then: tenant ? () => new PgTenantStore(m.pg.primary, 0).unregisterUser(tenant, ref.user) : undefined });
     console.log(
       `erased ${r.userId}: ${r.nodesDeleted} Neo4j nodes, ${Object.values(r.rowsDeleted).reduce((a, b) => a + b, 0)} PostgreSQL rows, ${r.redisKeysDeleted} Redis keys, ${r.auditRowsDeleted} audit rows (one erasure record kept)`,
     );

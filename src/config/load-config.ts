@@ -63,7 +63,7 @@ export interface Config {
   port: number;
   /** How long a stopping service waits for requests and jobs before closing connections and exiting. */
   shutdownTimeoutMs: number;
-  api: { host: string; rateLimitPerMinute: number; authFailuresPerMinute: number; bodyLimit: string; keyCacheSeconds: number };
+  api: { host: string; rateLimitPerMinute: number; authFailuresPerMinute: number; bodyLimit: string; keyCacheSeconds: number; keyOutageGraceSeconds: number };
   extraction: {
     provider: 'rules' | 'openai' | 'anthropic' | 'openai-compatible';
     model: string;
@@ -250,6 +250,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       authFailuresPerMinute: e.API_AUTH_FAILURES_PER_MINUTE,
       bodyLimit: e.API_BODY_LIMIT.toLowerCase() + 'b',
       keyCacheSeconds: e.API_KEY_CACHE_SECONDS,
+      keyOutageGraceSeconds: e.API_KEY_OUTAGE_GRACE_SECONDS,
     },
     extraction: {
       provider: e.EXTRACTION_PROVIDER,

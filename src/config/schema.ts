@@ -144,6 +144,9 @@ export const envSchema = z.object({
   API_BODY_LIMIT: memorySize.default('10m').describe('largest request body the API accepts, e.g. 10m (HTTP 413 beyond)'),
   API_AUTH_FAILURES_PER_MINUTE: int(1, 1_000_000).default(60).describe('requests with an invalid API key allowed per client address per minute (HTTP 429 beyond; valid keys are never held back)'),
   API_KEY_CACHE_SECONDS: int(0, 3600).default(10).describe('how long a verified API key is trusted before Postgres is asked again (revocation delay)'),
+  API_KEY_OUTAGE_GRACE_SECONDS: int(0, 86_400)
+    .default(300)
+    .describe('while PostgreSQL is unreachable, a key verified live within this many seconds keeps working (0: every request fails with 503 once the cache expires)'),
   SHUTDOWN_TIMEOUT_MS: int(0, 600_000).default(10_000).describe('on SIGTERM/SIGINT, how long requests under way and running jobs may finish before open connections are closed and the process exits'),
   EXTRACTION_PROVIDER: z
     .enum(['rules', 'openai', 'anthropic', 'openai-compatible'])

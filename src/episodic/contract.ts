@@ -102,8 +102,13 @@ export interface EpisodicStore {
    * another user or channel without writing anything.
    */
   storeTurn(turn: NewTurn): Promise<StoreTurnResult>;
-  /** Stores many turns in one transaction per chunk; same idempotency. */
-  storeTurns(turns: NewTurn[]): Promise<StoreTurnResult[]>;
+  /**
+   * Stores many turns in one transaction; same idempotency. `beforeCommit` runs inside the
+   * transaction with its results, after the turns are written and before they are committed:
+   * if it throws, nothing is committed (the facade writes the Postgres turn log there, so a
+   * turn is never in Neo4j without its row).
+   */
+  storeTurns(turns: NewTurn[], opts?: { beforeCommit?: (results: StoreTurnResult[]) => Promise<void> }): Promise<StoreTurnResult[]>;
   /** Every turn of the scope user's conversation, in index order; empty when it is missing or another user's. */
   getConversation(scope: AccessScope, conversationId: string): Promise<Turn[]>;
   /** The user's unarchived turns of `scope.channels` between `since` and `until`, newest first, at most `limit`. */
@@ -149,8 +154,12 @@ export interface EpisodicStore {
 
 /** The Postgres turn log (conversation_logs): a time-series copy of every turn. */
 export interface TurnLog {
-  /** Inserts rows; an existing turn id is left as it is. */
-  append(turns: Array<NewTurn & { id: string; index: number }>): Promise<void>;
+  /**
+   * Inserts rows. The row of a turn this write `created` replaces any row already under its
+   * id (one left by a write whose Neo4j commit failed after its row was written); the row of
+   * a turn that already existed is left as it is.
+   */
+  append(turns: Array<NewTurn & { id: string; index: number; created: boolean }>): Promise<void>;
 }
 
 // ------------------------------------------------------------------ upkeep (worker jobs)

@@ -264,9 +264,13 @@ export class Neo4jEpisodicStore implements EpisodicStore {
     return this.storeTurns([turn]).then((r) => r[0]!);
   }
 
-  async storeTurns(turns: NewTurn[]): Promise<StoreTurnResult[]> {
+  async storeTurns(turns: NewTurn[], opts: { beforeCommit?: (results: StoreTurnResult[]) => Promise<void> } = {}): Promise<StoreTurnResult[]> {
     if (turns.length === 0) return [];
-    return this.db.writeTx((tx) => this.writeTurns(tx, turns), TAG('storeTurns'));
+    return this.db.writeTx(async (tx) => {
+      const results = await this.writeTurns(tx, turns);
+      await opts.beforeCommit?.(results);
+      return results;
+    }, TAG('storeTurns'));
   }
 
   private async writeTurns(tx: ManagedTransaction, turns: NewTurn[]): Promise<StoreTurnResult[]> {

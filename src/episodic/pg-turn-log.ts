@@ -4,12 +4,32 @@ import { PgUserRows } from '../tenancy/pg-user-rows';
 import type { UserDataPart } from '../tenancy/user-data';
 
 const COLUMNS = ['turn_id', 'conversation_id', 'user_id', 'turn_index', 'timestamp', 'role', 'content', 'content_hash', 'token_count', 'model', 'channel', 'metadata'];
+// A created turn's row replaces a row left under its id by a write whose Neo4j commit failed; a repeat leaves the row.
+const ON_CREATED = `ON CONFLICT (turn_id) DO UPDATE SET ${COLUMNS.slice(1)
+  .map((c) => `${c} = EXCLUDED.${c}`)
+  .join(', ')}`;
+const ON_REPEAT = 'ON CONFLICT (turn_id) DO NOTHING';
 
-/** conversation_logs: one row per turn, written after Neo4j accepted it; idempotent on turn id. */
+/**
+ * conversation_logs: one row per turn, written inside the Neo4j transaction that stores it
+ * (before its commit, see EpisodicStore.storeTurns), so a turn is never committed without
+ * its row; idempotent on turn id.
+ */
 export class PgTurnLog implements TurnLog {
   constructor(private readonly db: Queryable) {}
 
-  async append(turns: Array<NewTurn & { id: string; index: number }>): Promise<void> {
+  async append(turns: Array<NewTurn & { id: string; index: number; created: boolean }>): Promise<void> {
+    await this.insert(
+      turns.filter((t) => t.created),
+      ON_CREATED,
+    );
+    await this.insert(
+      turns.filter((t) => !t.created),
+      ON_REPEAT,
+    );
+  }
+
+  private async insert(turns: Array<NewTurn & { id: string; index: number }>, onConflict: string): Promise<void> {
     // Postgres caps a statement at 65,535 parameters.
     const chunk = Math.floor(60_000 / COLUMNS.length);
     for (let i = 0; i < turns.length; i += chunk) {
@@ -19,7 +39,7 @@ export class PgTurnLog implements TurnLog {
         params.push(t.id, t.conversationId, t.userId, t.index, t.timestamp, t.role, t.content, t.contentHash, t.tokenCount, t.model ?? null, t.channel, t.metadata);
         return `(${COLUMNS.map((_, j) => `$${base + j + 1}`).join(', ')})`;
       });
-      await this.db.query(`INSERT INTO conversation_logs (${COLUMNS.join(', ')}) VALUES ${values.join(', ')} ON CONFLICT (turn_id) DO NOTHING`, params);
+      await this.db.query(`INSERT INTO conversation_logs (${COLUMNS.join(', ')}) VALUES ${values.join(', ')} ${onConflict}`, params);
     }
   }
 

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { ChannelSchema, ChannelsSchema, IdSchema, UserIdSchema } from '../schemas';
+import { ChannelSchema, ChannelsSchema, IdSchema, TimestampSchema, UserIdSchema, WindowHoursSchema } from '../schemas';
 
 /*
  * The wire contract of episodic memory: zod only (the HTTP client bundles it for browsers).
@@ -36,7 +36,7 @@ export const TurnInputSchema = z
       .string()
       .max(MAX_TURN_CHARS, `must be at most ${MAX_TURN_CHARS} characters; split long documents into several turns`)
       .refine((s) => s.trim().length > 0, 'must not be empty'),
-    timestamp: z.iso.datetime({ offset: true }).optional(),
+    timestamp: TimestampSchema.optional(),
     model: z.string().max(100).optional(),
     metadata: TurnMetadataSchema.optional(),
   })
@@ -53,11 +53,7 @@ export const RecentTurnsQuerySchema = z
   .object({
     userId: UserIdSchema,
     channels: ChannelsSchema,
-    hours: z
-      .number()
-      .positive()
-      .max(24 * 365 * 100)
-      .default(24),
+    hours: WindowHoursSchema.default(24),
     limit: z.number().int().min(1).max(1000).default(50),
   })
   .strict();
@@ -70,7 +66,7 @@ export const VectorSearchQuerySchema = z
     query: z.string().min(1).max(10_000).optional(),
     queryEmbedding: z.array(z.number()).min(1).max(8192).optional(),
     topK: z.number().int().min(1).max(200).default(10),
-    timeWindowHours: z.number().positive().optional(),
+    timeWindowHours: WindowHoursSchema.optional(),
   })
   .strict()
   .refine((q) => (q.query === undefined) !== (q.queryEmbedding === undefined), 'give exactly one of query or queryEmbedding');

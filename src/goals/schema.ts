@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { ChannelSchema, ChannelsSchema, IdSchema, UserIdSchema } from '../schemas';
+import { ChannelSchema, ChannelsSchema, IdSchema, TimestampSchema, UserIdSchema } from '../schemas';
 
 /*
  * The wire contract of goals: zod only (the HTTP client bundles it for browsers).
@@ -21,7 +21,7 @@ export const GoalInputSchema = z
     description: z.string().trim().min(1).max(5_000),
     /** 1 (lowest) to 10 (highest). */
     priority: z.number().int().min(1).max(10).default(5),
-    deadline: z.iso.datetime({ offset: true }).optional(),
+    deadline: TimestampSchema.optional(),
     /** Parent goal (SUBGOAL_OF); must be the caller's. */
     parentId: IdSchema.optional(),
     /** Goals that must close first (BLOCKED_BY); each must be the caller's. */

@@ -19,8 +19,11 @@ export function mountMcp(v1: express.Router, helpers: ApiHelpers): void {
     if (!user) throw new HttpError(400, 'VALIDATION_FAILED', 'send the user the tools act for in the X-Mnemograph-User header');
     const userId = parseInput(UserIdSchema, user, 'X-Mnemograph-User');
     const channel = parseInput(ChannelSchema, req.get('x-mnemograph-channel') ?? '_global', 'X-Mnemograph-Channel');
-    await helpers.tenants.registerUsers(principal.tenantId, [userId]);
     const ns = new TenantNamespace(principal.tenantId);
+    // The tools write: the request holds the user's erasure fence until it has answered (409 while an erasure runs).
+    const pass = await helpers.fence.enter([ns.toInternal(userId, 'userId')]);
+    res.on('close', () => void pass.release());
+    await helpers.tenants.registerUsers(principal.tenantId, [userId], pass.epochs);
     const memory = helpers.context.memory.as(keyPrincipal(principal.tenantId, principal.keyId, principal.agentId));
     const server = createMcpServer(
       { ...helpers.context, memory },

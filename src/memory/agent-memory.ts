@@ -19,7 +19,7 @@ import type { BackgroundEmbedder } from '../episodic/background-embedder';
 import { embeddingText, prepareTurn } from '../episodic/prepare';
 import type { Logger } from '../infra/logger';
 import { LOCAL_PRINCIPAL, principalScope, type AccessPrincipal, type AccessScope, type ScopeOptions } from '../access';
-import { IdSchema, UserIdSchema, parseInput } from '../schemas';
+import { IdSchema, UserIdSchema, parseInput, windowStart } from '../schemas';
 import { sessionScope, type ActiveGoal, type SessionScope, type WorkingMemoryStore } from '../working';
 import { ContextKeySchema, ContextTtlSchema, SessionSchema } from '../working/schema';
 import { formatContext, FormatOptionsSchema, RecallQuerySchema, type FormatOptions, type MemoryBundle, type RecallEngine, type RecallQuery } from '../retrieval';
@@ -110,9 +110,12 @@ export class AgentMemory {
         this.d.log.warn({ subsystem: 'episodic', err: (err as Error).message }, 'inline embedding failed; turn stored as pending');
       }
     }
-    const results = await this.d.episodic.storeTurns(turns);
+    // The Postgres rows are written inside the Neo4j transaction, before its commit: a failure
+    // there (Postgres away) commits nothing, so the caller's retry stores the turn whole.
+    const results = await this.d.episodic.storeTurns(turns, {
+      beforeCommit: (stored) => this.d.turnLog.append(turns.map((t, i) => ({ ...t, id: stored[i]!.turn.id, index: stored[i]!.turn.index, created: stored[i]!.created }))),
+    });
     await Promise.all([
-      this.d.turnLog.append(turns.map((t, i) => ({ ...t, id: results[i]!.turn.id, index: results[i]!.turn.index }))),
       // One working-memory write per session, not per turn (a batch import may hold thousands).
       ...groupBy(
         results.filter((r) => r.created),
@@ -370,7 +373,7 @@ function scopeOf(principal: AccessPrincipal, turn: Turn): SessionScope {
 }
 
 function hoursAgo(hours: number): string {
-  return new Date(Date.now() - hours * 3_600_000).toISOString();
+  return windowStart(hours);
 }
 
 function groupBy<T>(items: T[], key: (t: T) => string): T[][] {

@@ -5,7 +5,7 @@ import type { Embedder } from '../embedding';
 import { ValidationError } from '../errors';
 import type { Logger } from '../infra/logger';
 import { LOCAL_PRINCIPAL, parseTurnId, principalScope, type AccessPrincipal, type AccessScope, type ScopeOptions } from '../access';
-import { IdSchema, UserIdSchema, parseInput } from '../schemas';
+import { IdSchema, UserIdSchema, parseInput, windowStart } from '../schemas';
 import { embeddingForQuery, embeddingForWrite } from '../semantic/embed';
 import {
   FindStrategiesQuerySchema,
@@ -184,7 +184,7 @@ export class ProceduralMemory {
   /** Per-tool counts, success rate and mean latency over the caller's invocations. */
   async getToolStats(query: ToolStatsQuery): Promise<ToolStats[]> {
     const q = parseInput(ToolStatsQuerySchema, query, 'tool stats query');
-    const since = q.sinceHours ? new Date(Date.now() - q.sinceHours * 3_600_000).toISOString() : undefined;
+    const since = q.sinceHours ? windowStart(q.sinceHours) : undefined;
     return this.d.store.getToolStats(this.scope(q.userId, { channels: q.channels }), { taskType: q.taskType, toolName: q.toolName, since });
   }
 }

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { ChannelSchema, ChannelsSchema, IdSchema, UserIdSchema } from '../schemas';
+import { ChannelSchema, ChannelsSchema, IdSchema, TimestampSchema, UserIdSchema, WindowHoursSchema } from '../schemas';
 import { TurnIdSchema } from '../semantic/schema';
 
 /*
@@ -37,7 +37,7 @@ export const InvocationInputSchema = z
     errorMessage: z.string().max(10_000).optional(),
     /** A label for the kind of task ("code_review"), used by getToolStats. */
     taskType: z.string().min(1).max(100).optional(),
-    timestamp: z.iso.datetime({ offset: true }).optional(),
+    timestamp: TimestampSchema.optional(),
   })
   .strict()
   .refine((i) => JSON.stringify(i.toolInput).length <= MAX_TOOL_JSON_CHARS, `toolInput must be at most ${MAX_TOOL_JSON_CHARS} characters of JSON`)
@@ -80,7 +80,7 @@ export const ToolStatsQuerySchema = z
     channels: ChannelsSchema,
     taskType: z.string().min(1).max(100).optional(),
     toolName: ToolNameSchema.optional(),
-    sinceHours: z.number().positive().optional(),
+    sinceHours: WindowHoursSchema.optional(),
   })
   .strict();
 export type ToolStatsQuery = z.input<typeof ToolStatsQuerySchema>;

@@ -3,6 +3,7 @@ import type { Embedder } from '../embedding';
 import type { EpisodicStore, TurnFilters, TurnWindow } from '../episodic/contract';
 import { userScope, type AccessScope } from '../access';
 import { errorMessage } from '../errors';
+import { windowStart } from '../schemas';
 import type { Logger } from '../infra/logger';
 import type {
   MemoryBundle,
@@ -95,7 +96,7 @@ export class HybridRecallEngine implements RecallEngine {
     };
 
     // Time: hard limits from the window and filters; a self-query hint filters or boosts.
-    let since = q.timeWindowHours !== undefined ? new Date(asOf.getTime() - q.timeWindowHours * 3_600_000).toISOString() : undefined;
+    let since = q.timeWindowHours !== undefined ? windowStart(q.timeWindowHours, asOf.getTime()) : undefined;
     let until: string | undefined;
     let time: MemoryBundle['time'];
     if (since) time = { since, from: 'window', mode: 'filter' };

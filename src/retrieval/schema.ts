@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { ChannelsSchema, UserIdSchema } from '../schemas';
+import { ChannelsSchema, TimestampSchema, UserIdSchema, WindowHoursSchema } from '../schemas';
 
 /*
  * The wire contract of recall: zod only (the HTTP client bundles it for browsers).
@@ -26,7 +26,7 @@ export const TechniquesSchema = z
   .strict();
 export type Techniques = z.output<typeof TechniquesSchema>;
 
-const IsoTime = z.iso.datetime({ offset: true });
+const IsoTime = TimestampSchema;
 
 /** Input of `remember()`. */
 export const RecallQuerySchema = z
@@ -46,11 +46,7 @@ export const RecallQuerySchema = z
     includeGoals: z.boolean().default(true),
     includeProfile: z.boolean().default(true),
     /** Only memories of the last N hours. */
-    timeWindowHours: z
-      .number()
-      .positive()
-      .max(24 * 365 * 100)
-      .optional(),
+    timeWindowHours: WindowHoursSchema.optional(),
     /** Narrow every source; all given keys must match. */
     filters: z
       .object({

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ManagedTransaction } from 'neo4j-driver';
-import { NotFoundError, ValidationError } from '../errors';
+import { NotFoundError, UserBeingErasedError, ValidationError } from '../errors';
 import { indexOrFallback, type CypherRunner } from '../infra/neo4j';
 import type { TurnFilters } from '../episodic/contract';
 import { TURN_MATCHES_FILTERS, turnFilterParams } from '../episodic/neo4j-episodic-store';
@@ -493,7 +493,7 @@ export class Neo4jSemanticStore implements SemanticStore {
             embedding: input.embedding ?? null,
           },
         });
-        entity = toEntity(row!.entity);
+        entity = toEntity(created(row, userId).entity);
       }
       if (input.sourceTurnId) {
         const [linked] = await rows<{ n: number }>(tx, LINK_MENTION, { userId, entityId: entity.id, turnId: input.sourceTurnId });
@@ -589,7 +589,7 @@ export class Neo4jSemanticStore implements SemanticStore {
         embedding: fact.embedding ?? null,
       },
     });
-    return { fact: toFact(row!.fact), created: true, reinforced: false, superseded: [...new Set(fact.supersedes)] };
+    return { fact: toFact(created(row, userId).fact), created: true, reinforced: false, superseded: [...new Set(fact.supersedes)] };
   }
 
   private async checkReferences(tx: ManagedTransaction, userId: string, refs: { entityIds: string[]; turnIds: string[]; supersedes: string[]; contradicts: string[] }): Promise<void> {
@@ -857,7 +857,7 @@ export class Neo4jSemanticStore implements SemanticStore {
       if (!force) skippedBecause.push(...belowThresholds(measures, thresholds));
       if (skippedBecause.length > 0) return { promoted: false, globalFact: null, ...measures, skippedBecause };
       const [row] = await rows<{ fact: FactRow }>(tx, PROMOTE, { userId, factId, newId: randomUUID(), scopeKey: writeKey(withChannels(scope, [GLOBAL_CHANNEL])) });
-      return { promoted: true, globalFact: toFact(row!.fact), ...measures, skippedBecause };
+      return { promoted: true, globalFact: toFact(created(row, userId).fact), ...measures, skippedBecause };
     }, TAG('promoteToGlobal'));
   }
 
@@ -950,3 +950,13 @@ RETURN e.id AS id`;
 
 // Each: $rows: [AccessCount] -> {n}
 const ADD_ACCESS_COUNTS = { fact: addAccessCountsCypher('Fact'), entity: addAccessCountsCypher('Entity') } as const;
+
+/**
+ * The row of a create that MATCHes the user's node: none when the user was erased while this
+ * transaction ran (the erasure deleted the node after LOCK_USER merged it). Nothing was
+ * written; the caller gets 409, not a crash on a missing row.
+ */
+function created<R>(row: R | undefined, userId: string): R {
+  if (row === undefined) throw new UserBeingErasedError(userId);
+  return row;
+}

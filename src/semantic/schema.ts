@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { ChannelSchema, ChannelsSchema, IdSchema, UserIdSchema } from '../schemas';
+import { ChannelSchema, ChannelsSchema, IdSchema, TimestampSchema, UserIdSchema } from '../schemas';
 
 /*
  * The wire contract of semantic memory: zod only (the HTTP client bundles it for browsers).
@@ -14,7 +14,7 @@ export const TurnIdSchema = z
   .max(150)
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.@-]*:\d+$/, 'must be a turn id "<conversationId>:<index>"');
 
-const Iso = z.iso.datetime({ offset: true });
+const Iso = TimestampSchema;
 const Confidence = z.number().min(0).max(1);
 const PropertyValue = z.union([z.string().max(2_000), z.number(), z.boolean()]);
 /** Small scalar maps stored as JSON on nodes and relationships. */

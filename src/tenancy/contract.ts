@@ -63,10 +63,10 @@ export interface TenantStore {
   listKeys(tenantId?: string): Promise<ApiKeyInfo[]>;
   /** The principal of a live key, or null for an unknown, malformed or revoked key. Never throws for a bad key. */
   verify(key: string): Promise<Principal | null>;
-  /** Records that a tenant owns these (external) user ids. Idempotent. */
-  registerUsers(tenantId: string, userIds: string[]): Promise<void>;
-  /** Whether the tenant owns the (external) user id. */
-  ownsUser(tenantId: string, userId: string): Promise<boolean>;
+  /** Records that a tenant owns these (external) user ids. Idempotent. `epochs`: the users' erasure epochs (UserWriteFence), one per id. */
+  registerUsers(tenantId: string, userIds: string[], epochs?: readonly number[]): Promise<void>;
+  /** Whether the tenant owns the (external) user id (`epoch`: its erasure epoch, for the cache). */
+  ownsUser(tenantId: string, userId: string, epoch?: number): Promise<boolean>;
   /** Drops the ownership record (after the user's memory was erased). */
   unregisterUser(tenantId: string, userId: string): Promise<void>;
   listUsers(tenantId: string, limit: number): Promise<string[]>;

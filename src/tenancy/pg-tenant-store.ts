@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Queryable } from '../infra/postgres';
-import { NotFoundError, ValidationError } from '../errors';
+import { NotFoundError, StoreUnavailableError, ValidationError } from '../errors';
 import { parseInput } from '../schemas';
 import { AgentIdSchema, KeyRoleSchema, TenantIdSchema, type ApiKeyInfo, type KeyOptions, type KeyRole, type Principal, type Tenant, type TenantStore } from './contract';
 
@@ -46,14 +46,23 @@ interface KeyRow {
 /**
  * TenantStore on Postgres. Verified keys and known users are cached in process for
  * `cacheSeconds` (revocation takes effect within that delay; 0 disables the key cache).
+ *
+ * While Postgres is unreachable, a key this process last saw live less than
+ * `outageGraceSeconds` ago keeps verifying from memory, so reads served by Neo4j and Redis
+ * keep working through a Postgres restart. The trade-off: a key revoked shortly before the
+ * outage (and not verified here since) works until Postgres answers again or the grace
+ * ends; revoking needs Postgres, so no key can be revoked during the outage anyway. A key
+ * never seen, or last seen revoked or unknown, is refused with 503 (unknown) or 401.
  */
 export class PgTenantStore implements TenantStore {
-  private readonly keyCache = new Map<string, { principal: Principal | null; until: number }>();
-  private readonly userCache = new Set<string>();
+  private readonly keyCache = new Map<string, { principal: Principal | null; until: number; verifiedAt: number }>();
+  /** Per "<tenant>\0<user>": the erasure epoch (UserWriteFence) at which this process saw the user registered. */
+  private readonly userCache = new Map<string, number>();
 
   constructor(
     private readonly db: Queryable,
     private readonly cacheSeconds: number,
+    private readonly outageGraceSeconds = 300,
   ) {}
 
   async ensureTenant(id: string, name = ''): Promise<Tenant> {
@@ -89,30 +98,45 @@ export class PgTenantStore implements TenantStore {
     const hash = sha256(key);
     const cached = this.keyCache.get(hash);
     if (cached && cached.until > Date.now()) return cached.principal;
-    const row = (await this.db.query<{ tenant_id: string; key_hash: string; role: KeyRole; agent_id: string | null }>(FIND_LIVE_KEY, [m[1]])).rows[0];
+    let row: { tenant_id: string; key_hash: string; role: KeyRole; agent_id: string | null } | undefined;
+    try {
+      row = (await this.db.query<{ tenant_id: string; key_hash: string; role: KeyRole; agent_id: string | null }>(FIND_LIVE_KEY, [m[1]])).rows[0];
+    } catch (err) {
+      // Postgres is away: a key seen live recently enough keeps working (see the class comment).
+      const graceful = cached?.principal && err instanceof StoreUnavailableError && Date.now() - cached.verifiedAt < this.outageGraceSeconds * 1000;
+      if (graceful) return cached.principal;
+      throw err;
+    }
     // Compare hashes in constant time so response timing says nothing about the secret.
     const ok = row !== undefined && timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(hash));
-    const principal: Principal | null = ok ? { tenantId: row.tenant_id, keyId: m[1]!, role: row.role, agentId: row.agent_id } : null;
-    if (this.cacheSeconds > 0) {
+    const principal: Principal | null = ok && row ? { tenantId: row.tenant_id, keyId: m[1]!, role: row.role, agentId: row.agent_id } : null;
+    if (this.cacheSeconds > 0 || this.outageGraceSeconds > 0) {
       if (this.keyCache.size > 10_000) this.keyCache.clear();
-      this.keyCache.set(hash, { principal, until: Date.now() + this.cacheSeconds * 1000 });
+      this.keyCache.set(hash, { principal, until: Date.now() + this.cacheSeconds * 1000, verifiedAt: Date.now() });
     }
-    if (principal) await this.db.query(TOUCH_KEY, [principal.keyId]);
+    // Bookkeeping, not authorisation: a failure here must not fail the request.
+    if (principal) this.db.query(TOUCH_KEY, [principal.keyId]).catch(() => undefined);
     return principal;
   }
 
-  async registerUsers(tenantId: string, userIds: string[]): Promise<void> {
-    const fresh = userIds.filter((u) => !this.userCache.has(`${tenantId}\u0000${u}`));
+  /**
+   * `epochs` (one per user, from UserWriteFence.enter) key the in-process cache: an erasure
+   * anywhere moves the user's epoch, so a registration this process cached before it is
+   * written again, never skipped (which would leave the user's new memory unregistered).
+   */
+  async registerUsers(tenantId: string, userIds: string[], epochs: readonly number[] = []): Promise<void> {
+    const epochOf = (u: string) => epochs[userIds.indexOf(u)] ?? 0;
+    const fresh = userIds.filter((u) => this.userCache.get(`${tenantId}\u0000${u}`) !== epochOf(u));
     if (fresh.length === 0) return;
     await this.db.query(REGISTER_USERS, [tenantId, fresh]);
     if (this.userCache.size > 100_000) this.userCache.clear();
-    for (const u of fresh) this.userCache.add(`${tenantId}\u0000${u}`);
+    for (const u of fresh) this.userCache.set(`${tenantId}\u0000${u}`, epochOf(u));
   }
 
-  async ownsUser(tenantId: string, userId: string): Promise<boolean> {
-    if (this.userCache.has(`${tenantId}\u0000${userId}`)) return true;
+  async ownsUser(tenantId: string, userId: string, epoch = 0): Promise<boolean> {
+    if (this.userCache.get(`${tenantId}\u0000${userId}`) === epoch) return true;
     const found = (await this.db.query<{ found: boolean }>(OWNS_USER, [tenantId, userId])).rows[0]!.found;
-    if (found) this.userCache.add(`${tenantId}\u0000${userId}`);
+    if (found) this.userCache.set(`${tenantId}\u0000${userId}`, epoch);
     return found;
   }
 
@@ -126,8 +150,8 @@ export class PgTenantStore implements TenantStore {
   }
 
   /** Throws NotFoundError unless the tenant owns the user. */
-  async requireUser(tenantId: string, userId: string): Promise<void> {
-    if (!(await this.ownsUser(tenantId, userId))) throw new NotFoundError('user', userId);
+  async requireUser(tenantId: string, userId: string, epoch = 0): Promise<void> {
+    if (!(await this.ownsUser(tenantId, userId, epoch))) throw new NotFoundError('user', userId);
   }
 }
 

@@ -3,6 +3,7 @@ import { SchemaError, ValidationError } from '../errors';
 import type { Queryable } from '../infra/postgres';
 import { userTables } from './pg-user-rows';
 import type { ErasureReport, ExportLine, UserDataPart, UserStats } from './user-data';
+import type { UserWriteFence } from './user-fence';
 
 export type { ErasureReport, ExportLine, NodeRef, UserDataPart, UserStats } from './user-data';
 
@@ -31,6 +32,8 @@ export class UserDataStore {
       beforeErase?: () => Promise<void>;
       /** How long after the first sweep the second runs (config ERASURE_GRACE_MS). */
       graceMs?: number;
+      /** The per-user erasure fence the API's writes enter; without one, only the two sweeps guard the erasure. */
+      fence?: UserWriteFence;
     } = {},
   ) {}
 
@@ -86,23 +89,31 @@ export class UserDataStore {
    * Erases the user from every part (Neo4j, Postgres, Redis), deletes the user's audit rows
    * and writes one audit record of the erasure. Shared nodes (tools, the embedding model) stay.
    *
-   * Two sweeps: a write already under way when the erasure began (a storeTurn in flight,
-   * an observation batch whose transaction holds its rows, which the table delete waits
-   * for) may land after the first; the second, `graceMs` later, removes it. A consolidation
-   * run checks that its conversation still exists before it writes what it extracted.
+   * The erasure runs behind the user's write fence (UserWriteFence): writes through the API
+   * and MCP that entered before it are waited for, writes arriving while it runs are refused
+   * (409 USER_BEING_ERASED), and `then` (the tenant's unregistration) runs before the fence
+   * opens, so nothing written after can be left unregistered. Two sweeps: a write that does
+   * not pass the fence (a library caller, an observation batch whose transaction holds its
+   * rows, which the table delete waits for) may land after the first; the second,
+   * `graceMs` later, removes it. A consolidation run checks that its conversation still
+   * exists before it writes what it extracted.
    */
-  async erase(userId: string): Promise<ErasureReport> {
+  async erase(userId: string, opts: { then?: () => Promise<void> } = {}): Promise<ErasureReport> {
     await this.assertComplete();
-    await this.opts.beforeErase?.();
-    const report: ErasureReport = { userId, nodesDeleted: 0, rowsDeleted: {}, redisKeysDeleted: 0, auditRowsDeleted: 0 };
-    await this.sweep(userId, report);
-    await new Promise((r) => setTimeout(r, this.opts.graceMs ?? 1000));
-    await this.sweep(userId, report);
-    // Recorded before the audit delete, so an audit row still queued or spooled elsewhere cannot land after it.
-    await this.pg.query(RECORD_ERASURE, [userId]);
-    report.auditRowsDeleted = await this.audit.deleteUserRows(userId);
-    await this.audit.recordUserErased(userId, { ...report });
-    return report;
+    const run = async () => {
+      await this.opts.beforeErase?.();
+      const report: ErasureReport = { userId, nodesDeleted: 0, rowsDeleted: {}, redisKeysDeleted: 0, auditRowsDeleted: 0 };
+      await this.sweep(userId, report);
+      await new Promise((r) => setTimeout(r, this.opts.graceMs ?? 1000));
+      await this.sweep(userId, report);
+      // Recorded before the audit delete, so an audit row still queued or spooled elsewhere cannot land after it.
+      await this.pg.query(RECORD_ERASURE, [userId]);
+      report.auditRowsDeleted = await this.audit.deleteUserRows(userId);
+      await this.audit.recordUserErased(userId, { ...report });
+      await opts.then?.();
+      return report;
+    };
+    return this.opts.fence ? this.opts.fence.closed(userId, run) : run();
   }
 
   private async sweep(userId: string, report: ErasureReport): Promise<void> {

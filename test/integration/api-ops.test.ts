@@ -1,40 +1,10 @@
-import { createServer, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
-import { connect } from 'node:net';
 import Ajv2020 from 'ajv/dist/2020';
 import { ROUTES } from '../../src/api/routes';
 import { openApiPath } from '../../src/api/openapi';
 import { pathParams } from '../../src/api/contract';
 import { eventually, testConfig, uid } from '../support/stack';
 import { openHarness, type Harness } from './api-harness';
-
-/** A TCP proxy in front of the shared Neo4j, so a test can cut Neo4j off without stopping it. */
-class TcpProxy {
-  private server: Server | undefined;
-  private readonly sockets = new Set<Socket>();
-  port = 0;
-  constructor(private readonly target: { host: string; port: number }) {}
-  async open(): Promise<void> {
-    this.server = createServer((client) => {
-      const upstream = connect(this.target.port, this.target.host);
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => undefined);
-      }
-      client.pipe(upstream).pipe(client);
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
-    });
-    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', () => resolve()));
-    this.port = (this.server.address() as AddressInfo).port;
-  }
-  async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-    this.server = undefined;
-  }
-}
+import { TcpProxy } from '../support/tcp-proxy';
 
 const neo4jTarget = (() => {
   const m = /:\/\/([^:/]+):(\d+)/.exec(testConfig().neo4j.uri)!;

@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import { UserBeingErasedError } from '../errors';
+import type { RedisClient } from '../infra/redis';
+
+/** What `enter` grants: the user's erasure epoch (it changes with every erasure) and the way out. */
+export interface FencePass {
+  /** Per user, the number of erasures finished so far: a cache keyed by it forgets what an erasure removed. */
+  epochs: number[];
+  release(): Promise<void>;
+}
+
+/**
+ * The per-user erasure fence. Semantics: a write for a user enters the fence first and
+ * leaves it when it has answered; an erasure closes the fence, waits until every write
+ * already inside has left (at most `drainMs`; a writer that died is forgotten after its
+ * lease), sweeps, and opens the fence again when it has answered. So a write either
+ * finished before the sweep began (and is erased), or is refused with 409
+ * USER_BEING_ERASED while the erasure runs, or comes after the erasure answered (and
+ * stays). Shared through Redis by every process; while Redis is down, each process keeps
+ * its own fence (correct for one instance; the erasure's second sweep covers the rest).
+ */
+export class UserWriteFence {
+  private readonly local = new Map<string, { closers: number; inside: Set<string>; epoch: number }>();
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly opts: { leaseMs?: number; drainMs?: number; closeMs?: number } = {},
+  ) {}
+
+  /** Enters the fence for every user (all or none); throws UserBeingErasedError when one is being erased. */
+  async enter(userIds: readonly string[]): Promise<FencePass> {
+    const users = [...new Set(userIds)];
+    if (users.length === 0) return { epochs: [], release: async () => undefined };
+    const ticket = randomUUID();
+    if (!this.shared()) return this.enterLocal(users, ticket);
+    const deadline = Date.now() + (this.opts.leaseMs ?? 5 * 60_000);
+    const result = (await this.redis.eval(ENTER, users.length * 3, ...users.flatMap(keysOf), ticket, String(deadline))) as number[] | number;
+    if (typeof result === 'number') throw new UserBeingErasedError(users[result - 1]!);
+    return {
+      epochs: result,
+      release: async () => {
+        await Promise.all(users.map((u) => this.redis.zrem(keysOf(u)[1], ticket))).catch(() => undefined);
+      },
+    };
+  }
+
+  /**
+   * Closes the fence of a user, waits for the writes inside to leave, runs `work`, then
+   * opens the fence with a new epoch. Writes arriving meanwhile get UserBeingErasedError.
+   */
+  async closed<T>(userId: string, work: () => Promise<T>): Promise<T> {
+    const [closers, inside, epoch] = keysOf(userId);
+    const shared = this.shared();
+    if (shared)
+      await this.redis
+        .multi()
+        .incr(closers)
+        .pexpire(closers, this.opts.closeMs ?? 10 * 60_000)
+        .exec();
+    else this.localOf(userId).closers++;
+    try {
+      await this.drain(userId, shared, inside);
+      return await work();
+    } finally {
+      if (shared) await this.redis.multi().incr(epoch).decr(closers).exec();
+      else {
+        const l = this.localOf(userId);
+        l.epoch++;
+        l.closers--;
+      }
+    }
+  }
+
+  private async drain(userId: string, shared: boolean, inside: string): Promise<void> {
+    const until = Date.now() + (this.opts.drainMs ?? 30_000);
+    if (shared) await this.redis.zremrangebyscore(inside, '-inf', String(Date.now()));
+    while (Date.now() < until) {
+      const busy = shared ? await this.redis.zcount(inside, String(Date.now()), '+inf') : this.localOf(userId).inside.size;
+      if (busy === 0) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  private enterLocal(users: string[], ticket: string): FencePass {
+    const states = users.map((u) => this.localOf(u));
+    const fenced = states.findIndex((s) => s.closers > 0);
+    if (fenced >= 0) throw new UserBeingErasedError(users[fenced]!);
+    for (const s of states) s.inside.add(ticket);
+    return {
+      epochs: states.map((s) => -1 - s.epoch),
+      release: async () => {
+        for (const s of states) s.inside.delete(ticket);
+      },
+    };
+  }
+
+  private localOf(userId: string) {
+    let l = this.local.get(userId);
+    if (!l) this.local.set(userId, (l = { closers: 0, inside: new Set(), epoch: 0 }));
+    return l;
+  }
+
+  private shared(): boolean {
+    return this.redis.status === 'ready';
+  }
+}
+
+/**
+ * Redis keys of a user's fence. No ':' before the user id, so the erasure's own sweep of the
+ * user's Redis keys (RedisUserKeys: `*:<user>:*`, `*:<user>`) leaves them alone.
+ */
+function keysOf(userId: string): [closers: string, inside: string, epoch: string] {
+  return [`erasure-fence/${userId}/closers`, `erasure-fence/${userId}/inside`, `erasure-fence/${userId}/epoch`];
+}
+
+// KEYS: (closers, inside, epoch) per user; ARGV: ticket, lease deadline (ms)
+// -> the 1-based position of a user being erased, or every user's epoch after entering all.
+const ENTER = `
+local n = #KEYS / 3
+for i = 1, n do
+  if tonumber(redis.call('GET', KEYS[i * 3 - 2]) or '0') > 0 then return i end
+end
+local epochs = {}
+for i = 1, n do
+  redis.call('ZADD', KEYS[i * 3 - 1], ARGV[2], ARGV[1])
+  redis.call('PEXPIRE', KEYS[i * 3 - 1], 86400000)
+  epochs[i] = tonumber(redis.call('GET', KEYS[i * 3]) or '0')
+end
+return epochs`;
