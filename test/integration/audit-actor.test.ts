@@ -107,5 +107,5 @@ describe('the actor of every audit row', () => {
     const [row] = await rows("user_id = $1 AND operation = 'remember' AND surface = 'cli'", [ns.toInternal(userId, 'userId')]);
     expect(row).toMatchObject({ tenant_id: tenantId, key_id: null, agent_id: null, job_name: null });
     expect(row!.request_id).toMatch(/^cli-[0-9a-f-]{36}$/);
-  });
+  }, 180_000);
 });
