@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -7,7 +7,9 @@ import type pg from 'pg';
 import { PgAuditChain, PgAuditLogger, PgAuditTrail, withActor, type ChainReport } from '../../src/audit';
 import { createLogger } from '../../src/infra/logger';
 import { createPgPool } from '../../src/infra/postgres';
+import { runPostgresMigrations } from '../../src/migrate';
 import { scratchDatabase, type ScratchDatabase } from '../support/scratch-database';
+import { testConfig } from '../support/stack';
 
 /**
  * The audit log's hash chain (sql/007) on databases of their own (each test breaks its log on
@@ -211,5 +213,23 @@ describe('the end of a day, concurrent writers, erasure', () => {
     await db.pool.query("DELETE FROM memory_audit_log WHERE (timestamp AT TIME ZONE 'UTC')::date = $1::date AND chain_seq = 5", [tomorrow]);
     const r = await verify(db, tomorrow);
     expect(r.firstBreak).toMatchObject({ day: tomorrow, seq: 4, reason: expect.stringMatching(/head names 5 rows/) });
+  });
+});
+
+describe('sql/007 on a log that already has rows', () => {
+  let db: ScratchDatabase;
+  afterAll(async () => db?.drop());
+
+  it('chains the rows written before it, per day in id order, and new rows after them', async () => {
+    const before = mkdtempSync(join(tmpdir(), 'mnemograph-sql-'));
+    mkdirSync(join(before, 'sql'));
+    for (const f of readdirSync(join(ROOT, 'sql')).filter((f) => f < '007')) copyFileSync(join(ROOT, 'sql', f), join(before, 'sql', f));
+    db = await scratchDatabase('mnemograph_chain', { root: before });
+    await db.pool.query(
+      "INSERT INTO memory_audit_log (timestamp, operation, memory_type, user_id, tenant_id) SELECT now() - (i % 2) * interval '1 day', 'store', 'episodic', 'acme.u' || i, 'acme' FROM generate_series(1, 30) i",
+    );
+    await runPostgresMigrations(db.pool, testConfig({ DATABASE_URL: db.url, DATABASE_READ_URL: db.url }), { check: false });
+    await writeRows(db.pool, 10);
+    expect(await verify(db)).toMatchObject({ ok: true, rowsChecked: 40, daysChecked: 2 });
   });
 });

@@ -16,8 +16,9 @@ export interface ScratchDatabase {
 /**
  * Creates and migrates a fresh database next to the test database. For tests that tamper
  * with rows (the audit chain): the shared test database must stay valid for every other suite.
+ * `root`: a folder whose `sql/` holds the migrations to apply (default the repository's).
  */
-export async function scratchDatabase(prefix = 'scratch'): Promise<ScratchDatabase> {
+export async function scratchDatabase(prefix = 'scratch', opts: { root?: string } = {}): Promise<ScratchDatabase> {
   const base = testConfig().postgres.url;
   const name = `${prefix}_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
   const url = withDatabase(base, name);
@@ -32,7 +33,7 @@ export async function scratchDatabase(prefix = 'scratch'): Promise<ScratchDataba
   };
   await admin(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
   const pool = createPgPool(url, 8);
-  await runPostgresMigrations(pool, testConfig({ DATABASE_URL: url, DATABASE_READ_URL: url }), { check: false });
+  await runPostgresMigrations(pool, testConfig({ DATABASE_URL: url, DATABASE_READ_URL: url }), { check: false, root: opts.root });
   return {
     url,
     pool,
