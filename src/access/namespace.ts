@@ -1,5 +1,8 @@
 import { ValidationError } from '../errors';
 
+/** A tenant id as TenantIdSchema (src/tenancy/contract.ts) accepts it. */
+const TENANT_PREFIX = /^[a-z0-9][a-z0-9-]{1,31}$/;
+
 /** Largest internal user id (IdSchema's limit). */
 const MAX_ID = 128;
 
@@ -42,6 +45,17 @@ export class TenantNamespace {
   /** Rewrites namespaced fields of an output back to the tenant's ids, deeply. */
   mapOut<T>(value: T): T {
     return walk(value, (key, v) => ((NAMESPACED_KEYS.has(key) || key === 'id') && typeof v === 'string' ? this.toExternal(v) : v)) as T;
+  }
+
+  /**
+   * The tenant whose namespace holds an internal id ("<tenant>.<id>"), or null when it has
+   * no tenant prefix. Only for code that acts for no principal (the worker's audit rows);
+   * the edge takes the tenant from the API key.
+   */
+  static tenantOf(internalId: string): string | null {
+    const dot = internalId.indexOf('.');
+    const tenant = dot > 0 ? internalId.slice(0, dot) : '';
+    return TENANT_PREFIX.test(tenant) ? tenant : null;
   }
 
   /** Every (external) user id mentioned in an input, for the ownership registry. */

@@ -17,6 +17,7 @@ import { buildOpenApi, type OpenApiDocument } from './openapi';
 import { RedisRateLimitStore } from './rate-limit';
 import { ROUTES } from './routes';
 import { VERSION } from '../package-info';
+import { withActor } from '../audit/actor';
 
 export interface ApiOptions {
   /** Extra handlers mounted under /v1 after authentication (the MCP endpoint). */
@@ -254,7 +255,10 @@ function authenticate(tenants: PgTenantStore, failures: RedisRateLimitStore, fai
       throw new HttpError(401, 'INVALID_API_KEY', 'the API key is unknown or revoked');
     }
     res.locals.principal = principal;
-    next();
+    // Every audit row this request queues carries who made it (src/audit/actor.ts): entered
+    // here once, before any route or the MCP endpoint runs, so none can leave it out.
+    const actor = { tenantId: principal.tenantId, keyId: principal.keyId, agentId: principal.agentId, surface: 'http', requestId: String(res.locals.requestId) } as const;
+    withActor(actor, next);
   };
 }
 

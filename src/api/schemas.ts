@@ -68,7 +68,7 @@ export const ErasureReportSchema = z
     nodesDeleted: z.number().int(),
     rowsDeleted: z.record(z.string(), z.number().int()),
     redisKeysDeleted: z.number().int(),
-    auditRowsDeleted: z.number().int(),
+    auditRowsRedacted: z.number().int(),
   })
   .meta({ id: 'ErasureReport' });
 

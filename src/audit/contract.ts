@@ -1,3 +1,6 @@
+import type { AuditActor } from './actor';
+
+export type { AuditActor, AuditSurface } from './actor';
 export type AuditLevel = 'off' | 'writes' | 'reads' | 'verbose';
 export type MemoryType = 'episodic' | 'semantic' | 'procedural' | 'working' | 'system';
 
@@ -22,6 +25,8 @@ export interface AuditRecord {
   promotionAccessCount?: number;
   promotionConversationCount?: number;
   metadata?: Record<string, unknown>;
+  /** Who acted (read from the actor context when the row was queued; kept through the spool). */
+  actor?: AuditActor;
 }
 
 export interface WriteEvent {
@@ -47,6 +52,8 @@ export interface ReadEvent {
   channelsSearched: string[];
   resultCount: number;
   latencyMs: number;
+  /** The ids of the items returned (seed 000's context log: which memories reached which agent). */
+  affectedIds?: string[];
   payload?: Record<string, unknown>;
   metadata?: Record<string, unknown>;
 }
@@ -80,14 +87,57 @@ export interface AuditLogger {
 /**
  * The audit trail's own upkeep: its daily partitions (sql/001's functions) and the erasure
  * of one user's rows. Separate from AuditLogger, whose calls never touch Postgres directly.
+ * Rows written here carry the current actor (src/audit/actor.ts) like the logger's.
  */
 export interface AuditTrail {
   /** Creates the daily partitions from `firstDay` (YYYY-MM-DD, UTC) for `days` days; returns how many were new. Idempotent. */
   ensurePartitions(firstDay: string, days: number): Promise<number>;
   /** Drops the partitions older than `retentionDays`; returns how many. Idempotent. */
   dropPartitionsBefore(retentionDays: number): Promise<number>;
-  /** Deletes every audit row about the user; returns how many. */
-  deleteUserRows(userId: string): Promise<number>;
-  /** Writes the one row that outlives an erasure (`forget_user`, the report as metadata). */
+  /**
+   * Blanks the personal columns (PERSONAL_AUDIT_COLUMNS) of every audit row about the user
+   * except earlier erasure records, marking them `redacted_at = at`; their hashes stay, so
+   * the chain still verifies. Returns how many rows were redacted.
+   */
+  redactUserRows(userId: string, at: Date): Promise<number>;
+  /**
+   * Writes the one row that outlives an erasure (`forget_user`, the report as metadata). The
+   * report names `auditRowsRedacted` and `auditRedactedAt` (ISO): verification checks that
+   * every redacted row is covered by such a record.
+   */
   recordUserErased(userId: string, report: Record<string, unknown>): Promise<void>;
+}
+
+/** Where a chain breaks: the first row (or day head) that does not verify. */
+export interface ChainBreak {
+  /** The UTC day (YYYY-MM-DD) whose chain breaks. */
+  day: string;
+  /** The row that breaks it (null: the day's head, e.g. rows deleted from the end of the day). */
+  id: string | null;
+  timestamp: string | null;
+  /** Its position in the day's chain. */
+  seq: number | null;
+  reason: string;
+}
+
+export interface ChainReport {
+  ok: boolean;
+  rowsChecked: number;
+  daysChecked: number;
+  redactedRows: number;
+  /** The first break, in day and chain order; null when everything verifies. */
+  firstBreak: ChainBreak | null;
+}
+
+/**
+ * Verifies the hash chain of `memory_audit_log` (sql/007): each row's content digest, its
+ * link to the previous row of its day, each day's head, and that every redacted row is
+ * covered by a chained erasure record.
+ */
+export interface AuditChain {
+  /**
+   * Checks every day from `since` (YYYY-MM-DD, UTC; default: every day) in one consistent
+   * snapshot, streaming rows so memory stays bounded; stops at the first break.
+   */
+  verify(since?: string): Promise<ChainReport>;
 }

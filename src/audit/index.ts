@@ -1,3 +1,6 @@
 export * from './contract';
+export { AUDIT_SURFACES, NO_ACTOR, currentActor, setProcessActor, withActor } from './actor';
+export { returnedIds } from './returned-ids';
 export { PgAuditLogger } from './pg-audit-logger';
-export { PgAuditTrail } from './pg-audit-trail';
+export { PERSONAL_AUDIT_COLUMNS, PgAuditTrail } from './pg-audit-trail';
+export { PgAuditChain } from './pg-audit-chain';

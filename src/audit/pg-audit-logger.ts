@@ -2,6 +2,8 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renam
 import { join } from 'node:path';
 import type { Queryable } from '../infra/postgres';
 import type { Logger } from '../infra/logger';
+import { TenantNamespace } from '../access/namespace';
+import { currentActor, type AuditActor } from './actor';
 import type { AuditLevel, AuditLogger, AuditRecord, PromotionEvent, ReadEvent, WriteEvent } from './contract';
 
 const COLUMNS = [
@@ -25,6 +27,13 @@ const COLUMNS = [
   'promotion_conversation_count',
   'config_snapshot',
   'metadata',
+  'tenant_id',
+  'key_id',
+  'agent_id',
+  'surface',
+  'request_id',
+  'job_name',
+  'job_run_id',
 ] as const;
 
 // $1 days -> created count; called when a row has no partition to land in
@@ -89,6 +98,7 @@ export class PgAuditLogger implements AuditLogger {
       userId: e.userId,
       sourceChannel: e.channel,
       targetChannels: e.channelsSearched,
+      affectedIds: e.affectedIds,
       queryText: e.query,
       resultCount: e.resultCount,
       latencyMs: e.latencyMs,
@@ -114,8 +124,9 @@ export class PgAuditLogger implements AuditLogger {
     });
   }
 
+  /** Queues a row with the actor of the code running now (src/audit/actor.ts). */
   private enqueue(record: AuditRecord): void {
-    this.queue.push(record);
+    this.queue.push({ ...record, actor: rowActor(currentActor(), record.userId) });
     if (this.queue.length >= this.batchSize) void this.flush();
   }
 
@@ -142,7 +153,10 @@ export class PgAuditLogger implements AuditLogger {
   private async insert(batch: AuditRecord[]): Promise<void> {
     if (batch.length === 0) return;
     const params: unknown[] = [];
-    const rows = batch.map((r) => {
+    // Oldest first: the chain trigger locks each day's head in row order, so two writers
+    // holding rows of two days lock them in the same order and never deadlock.
+    const ordered = [...batch].sort((a, b) => a.timestamp.getTime() - b.timestamp.getTime());
+    const rows = ordered.map((r) => {
       const values = [
         r.timestamp,
         r.operation,
@@ -164,6 +178,7 @@ export class PgAuditLogger implements AuditLogger {
         r.promotionConversationCount ?? null,
         this.opts.configSnapshot,
         r.metadata ?? {},
+        ...actorValues(r.actor),
       ];
       const placeholders = values.map((v) => {
         params.push(v);
@@ -234,4 +249,18 @@ export class PgAuditLogger implements AuditLogger {
     clearInterval(this.timer);
     await this.flush();
   }
+}
+
+/**
+ * The actor a row carries. The worker acts for no API key: its rows take the tenant whose
+ * namespace holds the user the job acted on, so a tenant's reviewer sees them.
+ */
+function rowActor(actor: AuditActor, userId: string | undefined): AuditActor {
+  if (actor.tenantId !== null || actor.surface !== 'worker' || !userId) return actor;
+  return { ...actor, tenantId: TenantNamespace.tenantOf(userId) };
+}
+
+/** The actor columns' values, in COLUMNS order. */
+export function actorValues(a: AuditActor | undefined): unknown[] {
+  return [a?.tenantId ?? null, a?.keyId ?? null, a?.agentId ?? null, a?.surface ?? null, a?.requestId ?? null, a?.job ?? null, a?.runId ?? null];
 }

@@ -1,15 +1,29 @@
 import type { Queryable } from '../infra/postgres';
+import { currentActor } from './actor';
 import type { AuditTrail } from './contract';
+import { actorValues } from './pg-audit-logger';
+
+/**
+ * The columns forget-user blanks on the erased user's rows: who the row is about and what
+ * it says of them (ids the caller chose, item ids, query text, error text, metadata with
+ * payloads). What stays says what happened, not to whom: id, timestamp, operation, memory
+ * type, channels, counts, latency, success, promotion numbers, the settings snapshot, and
+ * the actor (the operator's key, agent, surface, request, job), plus the chain's hashes.
+ */
+export const PERSONAL_AUDIT_COLUMNS = ['user_id', 'session_id', 'conversation_id', 'affected_ids', 'query_text', 'error_message', 'metadata'] as const;
 
 // $1 first day (UTC date), $2 days -> {created}: daily partitions created (sql/001 ensure_audit_partitions)
 const ENSURE = 'SELECT ensure_audit_partitions($1::date, $2::int) AS created';
 // $1 retention days -> one row per dropped partition name (sql/001 drop_old_audit_partitions)
 const DROP = 'SELECT drop_old_audit_partitions($1::int) AS dropped';
-// $1 user -> {n}
-const DELETE_USER = 'DELETE FROM memory_audit_log WHERE user_id = $1';
-// $1 user, $2 metadata -> nothing: the one row that outlives an erasure
-const INSERT_ERASURE = `INSERT INTO memory_audit_log (operation, memory_type, user_id, affected_ids, success, metadata)
-  VALUES ('forget_user', 'system', $1, '{}', TRUE, $2)`;
+// $1 user, $2 redaction time -> {n}: the user's rows (not earlier erasure records) lose their personal columns
+const REDACT_USER = `UPDATE memory_audit_log
+  SET user_id = NULL, session_id = NULL, conversation_id = NULL, affected_ids = NULL, query_text = NULL, error_message = NULL, metadata = '{}', redacted_at = $2
+  WHERE user_id = $1 AND operation <> 'forget_user'`;
+// $1 user, $2 metadata, $3..$9 actor (tenant, key, agent, surface, request, job, run) -> nothing: the one row that outlives an erasure
+const INSERT_ERASURE = `INSERT INTO memory_audit_log (operation, memory_type, user_id, affected_ids, success, metadata,
+    tenant_id, key_id, agent_id, surface, request_id, job_name, job_run_id)
+  VALUES ('forget_user', 'system', $1, '{}', TRUE, $2, $3, $4, $5, $6, $7, $8, $9)`;
 
 /** AuditTrail over Postgres (`memory_audit_log` and its partition functions). */
 export class PgAuditTrail implements AuditTrail {
@@ -23,11 +37,11 @@ export class PgAuditTrail implements AuditTrail {
     return (await this.pg.query<{ dropped: string }>(DROP, [retentionDays])).rows.length;
   }
 
-  async deleteUserRows(userId: string): Promise<number> {
-    return (await this.pg.query(DELETE_USER, [userId])).rowCount ?? 0;
+  async redactUserRows(userId: string, at: Date): Promise<number> {
+    return (await this.pg.query(REDACT_USER, [userId, at])).rowCount ?? 0;
   }
 
   async recordUserErased(userId: string, report: Record<string, unknown>): Promise<void> {
-    await this.pg.query(INSERT_ERASURE, [userId, JSON.stringify(report)]);
+    await this.pg.query(INSERT_ERASURE, [userId, JSON.stringify(report), ...actorValues(currentActor())]);
   }
 }

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { randomUUID } from 'node:crypto';
 import { Command } from 'commander';
 import { loadConfig, type Config } from '../config';
 import { MnemographError, errorMessage } from '../errors';
@@ -14,6 +15,8 @@ import { mcpCommand, serveCommand, startCommand } from './service-commands';
 import { exportCommand, forgetUserCommand, importCommand, searchCommand, statsCommand } from './user-commands';
 import { describeInit, initCommand } from './init-command';
 import { applyEnvFile } from '../config/env-file';
+import { setProcessActor } from '../audit/actor';
+import { auditVerifyCommand } from './audit-verify-command';
 
 /**
  * The `mnemograph` command line. Every command loads configuration from the environment
@@ -25,6 +28,15 @@ function config(): Config {
 }
 
 const program = new Command('mnemograph').description('Long-term memory service for AI agents').version(VERSION).showHelpAfterError();
+
+// Every audit row a command writes says it came from the CLI, with one request id per
+// invocation and the tenant of --tenant (HTTP requests and worker runs inside `serve` and
+// `worker` enter their own actor). Set here once, so no command can leave it out.
+setProcessActor({ surface: 'cli', requestId: `cli-${randomUUID()}` });
+program.hook('preAction', (_program, command) => {
+  const tenant = command.opts<{ tenant?: unknown }>().tenant;
+  if (typeof tenant === 'string') setProcessActor({ tenantId: tenant });
+});
 
 program
   .command('init')
@@ -188,6 +200,15 @@ program
   .option('--user <id>', "only this user's memory (a repair; the active model is not changed)")
   .action(async (opts: { user?: string }) => {
     process.exitCode = await reindexCommand(config(), opts);
+  });
+
+const audit = program.command('audit').description('the audit log (memory_audit_log)');
+audit
+  .command('verify')
+  .description("recompute every audit row's hash and its link to the previous row of its day; names the first row that breaks the chain (exit 1)")
+  .option('--since <day>', 'only days from this UTC day on (YYYY-MM-DD)')
+  .action(async (opts: { since?: string }) => {
+    process.exitCode = await auditVerifyCommand(config(), opts);
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {

@@ -131,7 +131,7 @@ export async function forgetUserCommand(config: Config, ref: UserRef & { yes?: b
     const tenant = ref.tenant;
     const r = await users.erase(internalId(ref), { then: tenant ? () => new PgTenantStore(m.pg.primary, 0).unregisterUser(tenant, ref.user) : undefined });
     console.log(
-      `erased ${r.userId}: ${r.nodesDeleted} Neo4j nodes, ${Object.values(r.rowsDeleted).reduce((a, b) => a + b, 0)} PostgreSQL rows, ${r.redisKeysDeleted} Redis keys, ${r.auditRowsDeleted} audit rows (one erasure record kept)`,
+      `erased ${r.userId}: ${r.nodesDeleted} Neo4j nodes, ${Object.values(r.rowsDeleted).reduce((a, b) => a + b, 0)} PostgreSQL rows, ${r.redisKeysDeleted} Redis keys, ${r.auditRowsRedacted} audit rows redacted (their hashes and one erasure record kept)`,
     );
     return 0;
   });

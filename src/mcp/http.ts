@@ -4,6 +4,7 @@ import { HttpError } from '../api/errors';
 import type { ApiHelpers } from '../api/app';
 import { ChannelSchema, UserIdSchema, parseInput } from '../schemas';
 import { keyPrincipal, MEMORY_ROLES, TenantNamespace } from '../access';
+import { withActor } from '../audit/actor';
 import { createMcpServer } from './server';
 
 /**
@@ -39,8 +40,11 @@ export function mountMcp(v1: express.Router, helpers: ApiHelpers): void {
       void transport.close();
       void server.close();
     });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    // The API entered the request's actor (key, request id); the tools' rows say they came through MCP.
+    await withActor({ surface: 'mcp' }, async () => {
+      await server.connect(transport);
+      await transport.handleRequest(req, res, req.body);
+    });
   });
   const stateless = (_req: express.Request, _res: express.Response) => {
     throw new HttpError(405, 'METHOD_NOT_ALLOWED', 'this MCP endpoint is stateless: POST JSON-RPC requests only', { allowed: ['POST'] });

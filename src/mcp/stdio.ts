@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Config } from '../config';
 import { createMnemograph } from '../container';
 import { keyPrincipal, TenantNamespace } from '../access';
 import { exitAfter, shutdownSignal } from '../infra/shutdown';
+import { setProcessActor } from '../audit/actor';
 import { createMcpServer } from './server';
 
 /**
@@ -12,6 +14,8 @@ import { createMcpServer } from './server';
  * than SHUTDOWN_TIMEOUT_MS the process exits with code 1.
  */
 export async function runStdioMcp(config: Config, opts: { user: string; tenant?: string; channel?: string; conversation?: string }): Promise<void> {
+  // One client per process: every row this process writes is this session's (surface mcp).
+  setProcessActor({ tenantId: opts.tenant ?? null, keyId: null, agentId: null, surface: 'mcp', requestId: `mcp-stdio-${randomUUID()}` });
   const m = await createMnemograph(config);
   const ns = opts.tenant ? new TenantNamespace(opts.tenant) : undefined;
   const server = createMcpServer(

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { returnedIds } from '../audit/returned-ids';
 import type { AuditLogger } from '../audit';
 import { ValidationError } from '../errors';
 import type { Embedder } from '../embedding';
@@ -210,6 +211,7 @@ export class AgentMemory {
       query,
       channelsSearched: channels,
       resultCount: result.length,
+      affectedIds: returnedIds(result),
       latencyMs: performance.now() - t0,
     });
     return result;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { returnedIds } from '../audit/returned-ids';
 import type { AuditLogger } from '../audit';
 import type { Embedder } from '../embedding';
 import { ValidationError } from '../errors';
@@ -160,6 +161,7 @@ export class ProceduralMemory {
       query: q.task,
       channelsSearched: [...scope.channels],
       resultCount: result.length,
+      affectedIds: returnedIds(result),
       latencyMs: performance.now() - t0,
     });
     return result;

@@ -258,6 +258,7 @@ export class HybridRecallEngine implements RecallEngine {
       query: q.query,
       channelsSearched: b.channels,
       resultCount: all.length,
+      affectedIds: [...new Set(all.map((i) => i.id))],
       latencyMs: b.timings.total ?? 0,
       metadata: { crossChannelHits: cross, degraded: b.degraded, timings: b.timings },
     });

@@ -1,3 +1,4 @@
+import { returnedIds } from '../audit/returned-ids';
 import type { AuditLogger } from '../audit';
 import type { Embedder } from '../embedding';
 import type { Logger } from '../infra/logger';
@@ -223,7 +224,7 @@ export class SemanticMemory {
     const scope = this.scope(q.userId, { channels: q.channels });
     const t0 = performance.now();
     const graph = await this.d.store.getEntityGraph(scope, q.entityIds, q.depth, q.limit);
-    this.logRead('getEntityGraph', scope, `entities:${q.entityIds.join(',')} depth ${q.depth}`, graph.entities.length, t0);
+    this.logRead('getEntityGraph', scope, `entities:${q.entityIds.join(',')} depth ${q.depth}`, graph.entities, t0);
     return graph;
   }
 
@@ -308,7 +309,7 @@ export class SemanticMemory {
     this.d.audit.logWrite({ operation, memoryType: 'semantic', userId, channel, affectedIds, latencyMs: performance.now() - t0, payload });
   }
 
-  private logRead(operation: string, scope: AccessScope, query: string, resultCount: number, t0: number): void {
+  private logRead(operation: string, scope: AccessScope, query: string, returned: readonly unknown[], t0: number): void {
     this.d.audit.logRead({
       operation,
       memoryType: 'semantic',
@@ -316,7 +317,8 @@ export class SemanticMemory {
       channel: scope.channel,
       query,
       channelsSearched: [...scope.channels],
-      resultCount,
+      resultCount: returned.length,
+      affectedIds: returnedIds(returned),
       latencyMs: performance.now() - t0,
     });
   }
@@ -324,7 +326,7 @@ export class SemanticMemory {
   private async read<T extends unknown[]>(operation: string, scope: AccessScope, query: string, run: () => Promise<T>): Promise<T> {
     const t0 = performance.now();
     const result = await run();
-    this.logRead(operation, scope, query, result.length, t0);
+    this.logRead(operation, scope, query, result, t0);
     return result;
   }
 }

@@ -28,7 +28,7 @@ export class UserDataStore {
     private readonly pg: Queryable,
     private readonly audit: AuditTrail,
     private readonly opts: {
-      /** Runs first (the audit logger's flush, so queued rows about the user are written and then deleted). */
+      /** Runs first (the audit logger's flush, so queued rows about the user are written and then redacted). */
       beforeErase?: () => Promise<void>;
       /** How long after the first sweep the second runs (config ERASURE_GRACE_MS). */
       graceMs?: number;
@@ -86,8 +86,9 @@ export class UserDataStore {
   }
 
   /**
-   * Erases the user from every part (Neo4j, Postgres, Redis), deletes the user's audit rows
-   * and writes one audit record of the erasure. Shared nodes (tools, the embedding model) stay.
+   * Erases the user from every part (Neo4j, Postgres, Redis), redacts the user's audit rows
+   * (their personal columns go, their hashes stay: sql/007) and writes one audit record of
+   * the erasure. Shared nodes (tools, the embedding model) stay.
    *
    * The erasure runs behind the user's write fence (UserWriteFence): writes through the API
    * and MCP that entered before it are waited for, writes arriving while it runs are refused
@@ -102,14 +103,17 @@ export class UserDataStore {
     await this.assertComplete();
     const run = async () => {
       await this.opts.beforeErase?.();
-      const report: ErasureReport = { userId, nodesDeleted: 0, rowsDeleted: {}, redisKeysDeleted: 0, auditRowsDeleted: 0 };
+      const report: ErasureReport = { userId, nodesDeleted: 0, rowsDeleted: {}, redisKeysDeleted: 0, auditRowsRedacted: 0 };
       await this.sweep(userId, report);
       await new Promise((r) => setTimeout(r, this.opts.graceMs ?? 1000));
       await this.sweep(userId, report);
-      // Recorded before the audit delete, so an audit row still queued or spooled elsewhere cannot land after it.
+      // Recorded before the redaction, so an audit row still queued or spooled elsewhere cannot land after it.
       await this.pg.query(RECORD_ERASURE, [userId]);
-      report.auditRowsDeleted = await this.audit.deleteUserRows(userId);
-      await this.audit.recordUserErased(userId, { ...report });
+      // The audit rows stay, hashes and all, without their personal columns; the erasure record
+      // names the redaction (time and count), which is how `audit verify` tells it from an edit.
+      const redactedAt = new Date();
+      report.auditRowsRedacted = await this.audit.redactUserRows(userId, redactedAt);
+      await this.audit.recordUserErased(userId, { ...report, auditRedactedAt: redactedAt.toISOString() });
       await opts.then?.();
       return report;
     };

@@ -24,7 +24,7 @@ export interface ErasureReport {
   nodesDeleted: number;
   rowsDeleted: Record<string, number>;
   redisKeysDeleted: number;
-  auditRowsDeleted: number;
+  auditRowsRedacted: number;
 }
 
 /** What one part restored. */

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import cron, { type ScheduledTask } from 'node-cron';
 import { MnemographError, errorMessage } from '../errors';
 import type { Logger } from '../infra/logger';
+import { withActor } from '../audit/actor';
 import { DEFAULT_SCHEDULES, systemClock, type Clock, type JobFn, type JobName, type JobRunLog, type JobStats, type LockService, type WorkerState } from './contract';
 
 /** Jobs that coordinate per item (conversation locks, SKIP LOCKED), so several workers may run them at once. */
@@ -111,7 +112,9 @@ export class Worker {
     }
     const runId = await this.startRun(name);
     try {
-      const stats = await fn({ clock: this.clock, log: this.opts.log, signal: this.abort.signal, workerId: this.workerId, userIds: opts.userIds });
+      // Every audit row the run queues names the job and its run (worker_job_runs.id).
+      const actor = { tenantId: null, keyId: null, agentId: null, surface: 'worker', requestId: null, job: name, runId } as const;
+      const stats = await withActor(actor, () => fn({ clock: this.clock, log: this.opts.log, signal: this.abort.signal, workerId: this.workerId, userIds: opts.userIds }));
       await this.finishRun(runId, 'succeeded', stats);
       return done('succeeded', stats);
     } catch (err) {

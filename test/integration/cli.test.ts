@@ -131,6 +131,17 @@ describe('forget-user, export and import through the CLI', () => {
     expect(await leftovers(userId)).toEqual({ nodes: 0, rows: { memory_audit_log: 1, user_erasures: 1 }, keys: [] });
     const audit = await m.pg.primary.query('SELECT operation, memory_type, metadata FROM memory_audit_log WHERE user_id = $1', [userId]);
     expect(audit.rows).toEqual([{ operation: 'forget_user', memory_type: 'system', metadata: expect.objectContaining({ userId, nodesDeleted: present.nodes }) }]);
+    // The user's audit rows stay, hashes and all, without their personal columns; the record
+    // names the redaction and who erased (sql/007, docs/COMPLIANCE.md "Erasure").
+    const erasure = audit.rows[0].metadata as { auditRowsRedacted: number; auditRedactedAt: string };
+    expect(erasure.auditRowsRedacted).toBeGreaterThanOrEqual(auditBefore);
+    const redacted = await m.pg.primary.query('SELECT user_id, conversation_id, query_text, affected_ids, metadata, content_hash IS NOT NULL AS hashed FROM memory_audit_log WHERE redacted_at = $1', [
+      erasure.auditRedactedAt,
+    ]);
+    expect(redacted.rows).toHaveLength(erasure.auditRowsRedacted);
+    for (const r of redacted.rows) expect(r).toEqual({ user_id: null, conversation_id: null, query_text: null, affected_ids: null, metadata: {}, hashed: true });
+    const by = await m.pg.primary.query("SELECT surface, request_id FROM memory_audit_log WHERE user_id = $1 AND operation = 'forget_user'", [userId]);
+    expect(by.rows[0]).toMatchObject({ surface: 'cli', request_id: expect.stringMatching(/^cli-/) });
     // An audit row about the user from before the erasure, still queued in another process or
     // spooled while Postgres was down, is dropped when it arrives; activity after it is logged.
     const late = (at: Date) => m.pg.primary.query("INSERT INTO memory_audit_log (timestamp, operation, memory_type, user_id) VALUES ($1, 'recall', 'episodic', $2)", [at, userId]);
@@ -138,6 +149,9 @@ describe('forget-user, export and import through the CLI', () => {
     expect((await leftovers(userId)).rows).toEqual({ memory_audit_log: 1, user_erasures: 1 });
     await late(new Date(Date.now() + 1_000));
     expect((await leftovers(userId)).rows).toEqual({ memory_audit_log: 2, user_erasures: 1 });
+    // The log still verifies: redacted rows link with their stored hashes, covered by the erasure record.
+    const verified = await cli('audit', 'verify', '--since', new Date(Date.now() - 86_400_000).toISOString().slice(0, 10));
+    expect(verified.stdout).toMatch(/audit chain intact: \d+ rows in \d+ days checked \([1-9]\d* redacted/);
 
     const imported = await cli('import', file);
     expect(imported.stdout).toMatch(/imported \d+ nodes, \d+ relationships, \d+ rows/);
@@ -148,7 +162,7 @@ describe('forget-user, export and import through the CLI', () => {
     // Importing twice changes nothing.
     await users.import(fileLines);
     expect(normalize(await exportOf(userId))).toEqual(normalize(before));
-  }, 180_000);
+  }, 300_000);
 
   it('gives facts from an export older than their scope key (migration 006) one, so full-text finds them after import', async () => {
     const userId = uid('u');

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PgAuditLogger } from '../../src/audit';
+import { PgAuditLogger, withActor } from '../../src/audit';
 import { createMnemograph, type Mnemograph } from '../../src/container';
 import { createLogger } from '../../src/infra/logger';
 import { createPgPool } from '../../src/infra/postgres';
@@ -105,7 +105,11 @@ describe('audit levels', () => {
     const dead = createPgPool(`postgres://postgres@127.0.0.1:${deadPort}/mnemograph`, 1);
     const userId = uid('u');
     const down = new PgAuditLogger(dead, { level: 'writes', spoolDir, configSnapshot: {} }, silent);
-    for (let i = 0; i < 5; i++) down.logWrite({ operation: 'store', memoryType: 'episodic', userId, channel: '_global', affectedIds: [`t${i}`] });
+    // Rows spooled keep the actor they were queued with (src/audit/actor.ts).
+    const actor = { tenantId: 'spool-t', keyId: 'k-spool', agentId: 'planner', surface: 'http', requestId: 'req-spooled' } as const;
+    withActor(actor, () => {
+      for (let i = 0; i < 5; i++) down.logWrite({ operation: 'store', memoryType: 'episodic', userId, channel: '_global', affectedIds: [`t${i}`] });
+    });
     await down.close();
     await dead.end();
     const spooled = readdirSync(spoolDir).flatMap((f) => readFileSync(join(spoolDir, f), 'utf8').trim().split('\n'));
@@ -116,8 +120,9 @@ describe('audit levels', () => {
     try {
       await up.flush();
       await up.flush();
-      const rows = await live.query('SELECT affected_ids FROM memory_audit_log WHERE user_id = $1 ORDER BY id', [userId]);
+      const rows = await live.query('SELECT affected_ids, tenant_id, key_id, agent_id, surface, request_id FROM memory_audit_log WHERE user_id = $1 ORDER BY id', [userId]);
       expect(rows.rows.map((r) => r.affected_ids[0])).toEqual(['t0', 't1', 't2', 't3', 't4']);
+      for (const r of rows.rows) expect(r).toMatchObject({ tenant_id: 'spool-t', key_id: 'k-spool', agent_id: 'planner', surface: 'http', request_id: 'req-spooled' });
       expect(readdirSync(spoolDir)).toEqual([]);
     } finally {
       await up.close();

@@ -186,6 +186,8 @@ describe('audit', () => {
     expect(rows.map((r) => r.operation)).toEqual(['store', 'getRecentTurns']);
     expect(rows[0].affected_ids).toEqual([turn.id]);
     expect(rows[1].result_count).toBe(1);
+    // At `reads`, a read lists the items it returned (seed 000's context log).
+    expect(rows[1].affected_ids).toEqual([turn.id]);
     expect(rows[0].config_snapshot).toMatchObject({ audit_level: 'reads', embedding: { model: testConfig().embedding.model, dimensions: testConfig().embedding.dimensions } });
   });
 });

@@ -1,0 +1,164 @@
+/**
+ * The cost of the audit hash chain (sql/007) on the write path: audit rows/s through
+ * PgAuditLogger with the chain trigger and without it, side by side. Runs on a scratch
+ * database of its own (created, migrated, dropped), where the trigger is switched off and on
+ * between runs; runs alternate (with, without, with, ...) so drift in the machine's load
+ * hits both alike. Each run writes the same rows (one writer; then two writers at once, the
+ * server and the worker, which contend for the day's chain head).
+ * `npx tsx bench/audit-write.ts [--rows N] [--runs N]` writes bench/results/audit-write.json.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { PgAuditLogger, withActor } from '../src/audit';
+import { applyEnvFile, loadConfig } from '../src/config';
+import { createLogger } from '../src/infra/logger';
+import { createPgPool } from '../src/infra/postgres';
+import { runPostgresMigrations } from '../src/migrate';
+import { withDatabase } from '../src/stack/services';
+
+export interface AuditWriteOptions {
+  /** Rows per run (default 20,000). */
+  rows?: number;
+  /** Runs per mode and writer count (default 3). */
+  runs?: number;
+  /** The logger's batch size (default 200, the service's). */
+  batchSize?: number;
+  /** The PostgreSQL server to create the scratch database on (default DATABASE_URL). */
+  databaseUrl?: string;
+}
+
+const silent = createLogger('silent');
+
+/** Audit rows/s with and without the chain trigger, alternating runs on a scratch database. */
+export async function measureAuditWrites(opts: AuditWriteOptions = {}): Promise<Record<string, unknown>> {
+  const rows = opts.rows ?? 20_000;
+  const runs = opts.runs ?? 3;
+  const batchSize = opts.batchSize ?? 200;
+  const base = opts.databaseUrl ?? loadConfig(process.env).postgres.url;
+  const name = `mnemograph_bench_audit_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
+  await admin(base, `CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+  const url = withDatabase(base, name);
+  const pool = createPgPool(url, 8);
+  const spool = mkdtempSync(join(tmpdir(), 'mnemograph-bench-audit-'));
+  try {
+    await runPostgresMigrations(pool, loadConfig({ ...process.env, DATABASE_URL: url, DATABASE_READ_URL: url }), { check: false });
+    const results: Record<string, Record<string, number[]>> = { chained: { one_writer: [], two_writers: [] }, unchained: { one_writer: [], two_writers: [] } };
+    for (let run = 0; run < runs; run++) {
+      for (const mode of ['chained', 'unchained'] as const) {
+        await pool.query(`ALTER TABLE memory_audit_log ${mode === 'chained' ? 'ENABLE' : 'DISABLE'} TRIGGER audit_zz_chain_link`);
+        results[mode]!.one_writer!.push(await rowsPerSecond(url, [rows], batchSize, spool));
+        results[mode]!.two_writers!.push(await rowsPerSecond(url, [rows / 2, rows / 2], batchSize, spool));
+      }
+    }
+    await pool.query('ALTER TABLE memory_audit_log ENABLE TRIGGER audit_zz_chain_link');
+    // The switch must have reached every partition: the unchained runs' rows carry no hash.
+    const counted = (await pool.query<{ chained: string; unchained: string }>('SELECT count(row_hash) AS chained, count(*) - count(row_hash) AS unchained FROM memory_audit_log')).rows[0]!;
+    if (Number(counted.chained) !== rows * runs * 2 || Number(counted.unchained) !== rows * runs * 2) {
+      throw new Error(`expected ${rows * runs * 2} chained and as many unchained rows, found ${counted.chained} and ${counted.unchained}`);
+    }
+    const summary = (mode: 'chained' | 'unchained', w: string) => median(results[mode]![w]!);
+    const cost = (w: string) => round(1 - summary('chained', w) / summary('unchained', w), 3);
+    return {
+      machine: { cores: cpus().length, node: process.version },
+      rows_per_run: rows,
+      runs_per_mode: runs,
+      batch_size: batchSize,
+      rows_per_second: {
+        one_writer: { chained: summary('chained', 'one_writer'), unchained: summary('unchained', 'one_writer') },
+        two_writers: { chained: summary('chained', 'two_writers'), unchained: summary('unchained', 'two_writers') },
+      },
+      chain_cost_fraction: { one_writer: cost('one_writer'), two_writers: cost('two_writers') },
+      runs: results,
+      note: 'median of alternating runs; rows/s from the first logWrite to the flush that wrote the last row, through PgAuditLogger (batched multi-row INSERTs); two_writers = two loggers on two pools at once',
+    };
+  } finally {
+    await pool.end();
+    rmSync(spool, { recursive: true, force: true });
+    await admin(base, `DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+  }
+}
+
+/** Writes `counts[i]` rows through writer i (each its own pool and logger), all at once; returns total rows/s. */
+async function rowsPerSecond(url: string, counts: number[], batchSize: number, spoolDir: string): Promise<number> {
+  const writers = counts.map(() => {
+    const pool = createPgPool(url, 2);
+    return { pool, log: new PgAuditLogger(pool, { level: 'reads', spoolDir, configSnapshot: { bench: true }, batchSize, flushIntervalMs: 60_000 }, silent) };
+  });
+  try {
+    const t0 = performance.now();
+    await Promise.all(
+      writers.map(({ log }, w) =>
+        withActor({ tenantId: 'bench', keyId: `k${w}`, agentId: 'planner', surface: 'http', requestId: randomUUID() }, async () => {
+          for (let i = 0; i < counts[w]!; i++) {
+            const userId = `bench.u${i % 50}`;
+            if (i % 2 === 0) log.logWrite({ operation: 'store', memoryType: 'episodic', userId, channel: '_global', conversationId: `c${i % 200}`, affectedIds: [`c${i % 200}:${i}`], latencyMs: 4 });
+            else
+              log.logRead({
+                operation: 'remember',
+                memoryType: 'system',
+                userId,
+                channel: '_global',
+                query: `what did I say about topic ${i}?`,
+                channelsSearched: ['_global'],
+                resultCount: 3,
+                affectedIds: [`c1:${i}`, `f${i}`, `e${i}`],
+                latencyMs: 12,
+              });
+            if (i % batchSize === 0) await new Promise((r) => setImmediate(r)); // let batches flush while rows are queued, as a server does
+          }
+          await log.flush();
+        }),
+      ),
+    );
+    return Math.round(counts.reduce((a, b) => a + b, 0) / ((performance.now() - t0) / 1000));
+  } finally {
+    for (const w of writers) {
+      await w.log.close();
+      await w.pool.end();
+    }
+  }
+}
+
+async function admin(base: string, sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString: withDatabase(base, 'postgres') });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : Math.round((s[mid - 1]! + s[mid]!) / 2);
+}
+
+function round(x: number, digits: number): number {
+  return Math.round(x * 10 ** digits) / 10 ** digits;
+}
+
+function arg(name: string): number | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 && process.argv[i + 1] ? Number(process.argv[i + 1]) : undefined;
+}
+
+if (require.main === module) {
+  applyEnvFile(process.env);
+  measureAuditWrites({ rows: arg('rows'), runs: arg('runs') }).then(
+    (result) => {
+      mkdirSync(join(__dirname, 'results'), { recursive: true });
+      writeFileSync(join(__dirname, 'results', 'audit-write.json'), JSON.stringify({ generated_at: new Date().toISOString(), ...result }, null, 2) + '\n');
+      console.log(JSON.stringify(result.rows_per_second), JSON.stringify(result.chain_cost_fraction));
+      console.log('wrote bench/results/audit-write.json');
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,34 @@
+import type { Config } from '../config';
+import { PgAuditChain, type ChainReport } from '../audit';
+import { ValidationError } from '../errors';
+import { createPgPool } from '../infra/postgres';
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * `mnemograph audit verify [--since YYYY-MM-DD]`: recomputes every audit row's content digest
+ * and link (sql/007) and names the first row that breaks its day's chain (exit 1); otherwise
+ * prints how many rows and days it checked (exit 0). PostgreSQL only.
+ */
+export async function auditVerifyCommand(config: Config, opts: { since?: string }): Promise<number> {
+  if (opts.since !== undefined && (!DAY.test(opts.since) || Number.isNaN(Date.parse(`${opts.since}T00:00:00Z`)))) {
+    throw new ValidationError(`invalid --since "${opts.since}": give a UTC day as YYYY-MM-DD`, { issues: [{ path: 'since', message: 'expected YYYY-MM-DD' }] });
+  }
+  const pool = createPgPool(config.postgres.url, 1);
+  try {
+    const report = await new PgAuditChain(pool).verify(opts.since);
+    for (const line of describeChainReport(report)) console.log(line);
+    return report.ok ? 0 : 1;
+  } finally {
+    await pool.end();
+  }
+}
+
+/** The report as the command prints it. */
+export function describeChainReport(r: ChainReport): string[] {
+  const counted = `${r.rowsChecked} rows in ${r.daysChecked} days checked (${r.redactedRows} redacted by erasures)`;
+  if (r.ok) return [`audit chain intact: ${counted}`];
+  const b = r.firstBreak!;
+  const row = b.id === null ? `day ${b.day} (its chain head)` : `row ${b.id} at ${b.timestamp ?? '?'} (day ${b.day}, chain position ${b.seq ?? '?'})`;
+  return [`audit chain BROKEN at ${row}: ${b.reason}`, `before it: ${counted}`];
+}
