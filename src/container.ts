@@ -18,6 +18,7 @@ import { createDefaultSources } from './retrieval/sources';
 import { Neo4jSemanticStore, Neo4jSemanticUpkeep } from './semantic';
 import { Neo4jProceduralStore, PgToolInvocationLog } from './procedural';
 import { Neo4jGoalStore } from './goals';
+import { Neo4jPoolStore } from './pools';
 import { createExtractor, type Extractor } from './extraction';
 import { createChatModel, PgUsageSink } from './llm';
 import { PgObservationQueue, PgProfileStore, type ObservationQueue } from './observations';
@@ -60,6 +61,8 @@ export interface Mnemograph {
   createWorker(opts?: { clock?: Clock; workerId?: string; jobs?: Record<JobName, JobFn>; locks?: LockService }): Worker;
   /** Whole-user statistics, export, import and erasure across the stores (src/tenancy). */
   users: UserDataStore;
+  /** Memory pools (src/pools): the store behind `memory.pools`, recall's pool source and the `pools` job. */
+  poolStore: Neo4jPoolStore;
   close(): Promise<void>;
 }
 
@@ -141,15 +144,24 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
   if (opts.backgroundEmbedding !== false) knowledgeEmbedder.start();
   const proceduralStore = new Neo4jProceduralStore(neo4j);
   const goalStore = new Neo4jGoalStore(neo4j);
+  const poolStore = new Neo4jPoolStore(neo4j);
   const toolLog = new PgToolInvocationLog(pools.primary);
   const profileStore = new PgProfileStore(pools.primary);
-  const reinforcer = new StoreReinforcer({ episodic, semantic: semanticStore, procedural: proceduralStore, goals: goalStore }, log);
+  const reinforcer = new StoreReinforcer({ episodic, semantic: semanticStore, procedural: proceduralStore, goals: goalStore, pools: poolStore }, log);
   const recallSettings = recallSettingsFrom(config.recall);
   // Every LLM call's tokens and cost (extraction, recall) go to llm_usage.
   const usageSink = new PgUsageSink(pools.primary);
   const generator = config.recallLlm ? new ChatTextGenerator(createChatModel(config.recallLlm), log, usageSink) : undefined;
   // Facts, entities, strategies, goals and the profile come from their stores unless replaced.
-  const defaults = createDefaultSources({ semantic: semanticStore, procedural: proceduralStore, goals: goalStore, settings: recallSettings, pg: pools.primary, profiles: profileStore });
+  const defaults = createDefaultSources({
+    semantic: semanticStore,
+    procedural: proceduralStore,
+    goals: goalStore,
+    pools: poolStore,
+    settings: recallSettings,
+    pg: pools.primary,
+    profiles: profileStore,
+  });
   const recall = new HybridRecallEngine({
     episodic,
     embedder,
@@ -183,6 +195,8 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     procedural: proceduralStore,
     toolLog,
     goals: goalStore,
+    pools: poolStore,
+    poolFusion: recallSettings,
     promotionThresholds: config.worker.promotion,
     entityMatchSimilarity: config.semantic.entityMatchSimilarity,
     observations,
@@ -270,6 +284,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     metricSources,
     createWorker,
     users,
+    poolStore,
     async close() {
       await jobRunner.stop();
       await Promise.all([backgroundEmbedder.stop(), knowledgeEmbedder.stop()]);
