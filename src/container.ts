@@ -229,6 +229,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     profiles: profileStore,
     auditTrail,
     ledger: jobStore,
+    pools: poolStore,
   };
   const jobs = createJobs({ config, stores: jobStores, knowledge, extractor, observations, locks, log });
   const census = new Neo4jGraphCensus(neo4j);

@@ -89,8 +89,8 @@ RETURN
   COUNT { MATCH (e:PoolEntry) WHERE e.pool_id = $poolId AND e.status = 'archived' } AS archived,
   COUNT { MATCH (v:PoolEntryVersion) WHERE v.pool_id = $poolId } AS versions,
   COUNT { MATCH (s:PoolSnapshot) WHERE s.pool_id = $poolId } AS snapshots,
-  COLLECT { MATCH (e:PoolEntry) WHERE e.pool_id = $poolId RETURN sum(coalesce(e.access_count, 0)) }[0] AS accessCount,
-  COLLECT { MATCH (e:PoolEntry) WHERE e.pool_id = $poolId AND e.status = 'active' RETURN {kind: e.kind, n: count(*)} } AS kinds`;
+  COLLECT { MATCH (e:PoolEntry) WHERE e.pool_id = $poolId RETURN sum(coalesce(e.access_count, 0)) AS n }[0] AS accessCount,
+  COLLECT { MATCH (e:PoolEntry) WHERE e.pool_id = $poolId AND e.status = 'active' WITH e.kind AS kind, count(*) AS n RETURN {kind: kind, n: n} AS k } AS kinds`;
 
 // $row (entry), $poolId, $tenantId, $poolKey, $agentId, $keyId, $change, $note -> {entry}: the entry and its version 1
 const CREATE_ENTRY = `
@@ -268,6 +268,16 @@ CALL (a) {
   RETURN b, score
 }
 RETURN a.id AS a, b.id AS b, score ORDER BY score DESC, a, b LIMIT toInteger($limit)`;
+// $poolId, $minScore, $limit -> {a, b, score}: the same pairs by exact cosine over every pair of the pool (small pools: the
+// approximate index, asked for a few neighbours, can miss an exact twin among many similar entries)
+const DUPLICATE_PAIRS_EXACT = `
+MATCH (a:PoolEntry) WHERE a.pool_id = $poolId AND a.status = 'active' AND a.embedding IS NOT NULL
+MATCH (b:PoolEntry) WHERE b.pool_id = $poolId AND b.status = 'active' AND b.embedding IS NOT NULL AND a.id < b.id
+  AND coalesce(b.user_id, '') = coalesce(a.user_id, '')
+WITH a, b, vector.similarity.cosine(a.embedding, b.embedding) AS score WHERE score >= $minScore
+RETURN a.id AS a, b.id AS b, score ORDER BY score DESC, a, b LIMIT toInteger($limit)`;
+// $poolId -> {n}: active entries of one pool
+const COUNT_POOL_ACTIVE = `MATCH (e:PoolEntry) WHERE e.pool_id = $poolId AND e.status = 'active' RETURN count(e) AS n`;
 // $ids -> {entry, tenantId, poolId}
 const ENTRIES_BY_ID = `UNWIND $ids AS id MATCH (e:PoolEntry {id: id}) RETURN ${ENTRY} AS entry, e.tenant_id AS tenantId`;
 
@@ -627,7 +637,11 @@ export class Neo4jPoolStore implements PoolStore, PoolUpkeep {
   }
 
   async duplicatePairs(poolId: string, minScore: number, limit: number): Promise<Array<{ a: string; b: string; score: number }>> {
-    return this.db.read<{ a: string; b: string; score: number }>(DUPLICATE_PAIRS, { poolId, minScore, k: 20, limit }, TAG('duplicatePairs'));
+    const n = (await this.db.read<{ n: number }>(COUNT_POOL_ACTIVE, { poolId }, TAG('duplicatePairs')))[0]?.n ?? 0;
+    if (n < 2) return [];
+    // Exact below ~1,500 entries (about a million pairs, a few seconds in a nightly job); the index above.
+    if (n <= 1_500) return this.db.read<{ a: string; b: string; score: number }>(DUPLICATE_PAIRS_EXACT, { poolId, minScore, limit }, TAG('duplicatePairsExact'));
+    return this.db.read<{ a: string; b: string; score: number }>(DUPLICATE_PAIRS, { poolId, minScore, k: 100, limit }, TAG('duplicatePairs'));
   }
 
   mergeEntries(keepId: string, dropId: string, now: string): Promise<boolean> {

@@ -3,7 +3,7 @@ import type { AuditLogger } from '../audit';
 import type { Embedder } from '../embedding';
 import { NotFoundError, ValidationError } from '../errors';
 import type { Logger } from '../infra/logger';
-import { LOCAL_PRINCIPAL, type AccessPrincipal } from '../access';
+import { LOCAL_PRINCIPAL, TenantNamespace, type AccessPrincipal } from '../access';
 import type { FusionSettings } from '../retrieval/sources/hybrid';
 import { parseInput } from '../schemas';
 import { checkDimensions, embeddingForWrite } from '../semantic/embed';
@@ -87,7 +87,8 @@ export class PoolMemory {
     }
     const owner = p.ownerAgent ?? me;
     if (p.type === 'agent_private' && owner === null) throw new ValidationError('invalid pool: an agent_private pool needs ownerAgent', { issues: [{ path: 'ownerAgent', message: 'required' }] });
-    const id = p.poolId ?? randomUUID();
+    // A generated id is the tenant's like a chosen one (namespaced as the API edge namespaces input).
+    const id = p.poolId ?? (this.principal.tenantId === null ? randomUUID() : new TenantNamespace(this.principal.tenantId).toInternal(randomUUID(), 'poolId'));
     const t0 = performance.now();
     const result = await this.d.store.createPool(this.principal, {
       id,
