@@ -14,6 +14,7 @@ import { mcpCommand, serveCommand, startCommand } from './service-commands';
 import { exportCommand, forgetUserCommand, importCommand, searchCommand, statsCommand } from './user-commands';
 import { describeInit, initCommand } from './init-command';
 import { applyEnvFile } from '../config/env-file';
+import { registerPoolsCommands } from './pools-command';
 
 /**
  * The `mnemograph` command line. Every command loads configuration from the environment
@@ -189,6 +190,8 @@ program
   .action(async (opts: { user?: string }) => {
     process.exitCode = await reindexCommand(config(), opts);
   });
+
+registerPoolsCommands(program, config);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof MnemographError) {

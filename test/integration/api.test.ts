@@ -43,7 +43,11 @@ describe('every route', () => {
     const named = [u.userId, u.poolId].find((id) => c.path.includes(id));
     const badPath = named ? c.path.replace(named, 'bad:id') : c.path;
     const badBody = c.body && typeof c.body === 'object' ? { ...c.body, unexpected: 1 } : c.body;
-    const bad = named ? await h.call(key, c.method, badPath, c.body) : await h.call(key, c.method, c.path, { ...(c.body as object), userId: 'bad:id' });
+    const bad = named
+      ? await h.call(key, c.method, badPath, c.body)
+      : c.method === 'GET' || c.method === 'DELETE'
+        ? await h.call(key, c.method, `${c.path}?userId=bad:id`)
+        : await h.call(key, c.method, c.path, { ...(c.body as object), userId: 'bad:id' });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ code: 'VALIDATION_FAILED' });
     expect(bad.body.error.details.issues.length).toBeGreaterThan(0);
