@@ -6,6 +6,7 @@ import type { CachingEmbedder } from './recall-embedding-cache';
 import { defaultLocomoPath, loadLocomo } from './recall-datasets';
 import { percentiles } from './recall-metrics';
 import { deleteUsers } from './recall-cleanup';
+import { keyPrincipal } from '../src/access';
 
 const PER_CONVERSATION = 100;
 const BATCH = 1_000;
@@ -25,7 +26,7 @@ const COUNT_TURNS = `MATCH (t:Turn) WHERE t.user_id = $userId RETURN count(t) AS
  * text has to be embedded at ingest. Texts therefore repeat
  * (~17 copies each at 100k); queries are LoCoMo questions.
  */
-export async function runLatency(m: Mnemograph, embedder: CachingEmbedder, opts: { turns: number; queries: number; keep: boolean }): Promise<Record<string, unknown>> {
+export async function runLatency(m: Mnemograph, embedder: CachingEmbedder, opts: { turns: number; queries: number; keep: boolean; poolEntries?: number }): Promise<Record<string, unknown>> {
   const ds = loadLocomo(defaultLocomoPath());
   const pool = ds.conversations.flatMap((c) => c.sessions.flatMap((s) => s.turns));
   const userId = `bench-latency-${opts.turns}`;
@@ -86,6 +87,40 @@ export async function runLatency(m: Mnemograph, embedder: CachingEmbedder, opts:
     firstCall ??= bundle.timings;
     if (!warmUp) for (const [stage, ms] of Object.entries(bundle.timings)) (stages[stage] ??= []).push(ms);
   });
+  // With --pool-entries: the same questions for the same user, asked by an agent that reads 3
+  // pools holding that many entries in all (LoCoMo texts, so their vectors come from the cache).
+  let agentRemember: ReturnType<typeof percentiles> | undefined;
+  const agentStages: Record<string, number[]> = {};
+  let poolHits = 0;
+  const poolIds: string[] = [];
+  if ((opts.poolEntries ?? 0) > 0) {
+    embedder.bypass = false;
+    const owner = m.memory.as(keyPrincipal(null, null, 'bench-pool-owner')).pools;
+    const per = Math.ceil(opts.poolEntries! / 3);
+    for (let p = 0; p < 3; p++) {
+      const poolId = `bench-pool-${opts.poolEntries}-${p}`;
+      poolIds.push(poolId);
+      const { created } = await owner.createPool({ poolId, name: `bench ${p}`, access: { read: ['bench-agent'], write: [], publicRead: false } });
+      if (!created) continue; // filled by an earlier run kept with --keep
+      bar.start(per, 0, { stage: `pool ${p}  ` });
+      for (let i = 0; i < per; i += 50) {
+        const texts = Array.from({ length: Math.min(50, per - i) }, (_, j) => pool[((p * per + i + j) * 104_729) % pool.length]!.content);
+        const vectors = await embedder.embed(texts);
+        await Promise.all(texts.map((content, j) => owner.addEntry({ poolId, content, kind: 'observation', embedding: vectors[j] })));
+        bar.update(Math.min(i + 50, per));
+      }
+      bar.stop();
+    }
+    embedder.bypass = true;
+    const agent = m.memory.as(keyPrincipal(null, null, 'bench-agent'));
+    agentRemember = await measure('agent   ', async (i, warmUp) => {
+      const bundle = await agent.remember({ userId, query: questions[i]!, topK: 10 });
+      if (!warmUp) {
+        poolHits += bundle.pools.length;
+        for (const [stage, ms] of Object.entries(bundle.timings)) (agentStages[stage] ??= []).push(ms);
+      }
+    });
+  }
   embedder.bypass = false;
   const rememberStages = Object.fromEntries(Object.entries(stages).map(([stage, ms]) => [stage, percentiles(ms)]));
   const bareVector = await measure('vector', (i) => m.neo4j.read(BARE_VECTOR, { k: 10, embedding: embeddings[i] }, tag));
@@ -101,10 +136,23 @@ export async function runLatency(m: Mnemograph, embedder: CachingEmbedder, opts:
     bare_vector_query_ms: bareVector,
     bare_fulltext_query_ms: bareFulltext,
     ingest_seconds: Math.round(ingestSeconds * 10) / 10,
+    ...(agentRemember
+      ? {
+          pool_entries: opts.poolEntries,
+          pools_read_by_agent: 3,
+          agent_remember_ms: agentRemember,
+          agent_remember_stage_ms: Object.fromEntries(Object.entries(agentStages).map(([stage, ms]) => [stage, percentiles(ms)])),
+          agent_pool_items_per_query: Math.round((poolHits / questions.length) * 10) / 10,
+          pool_note: 'remember_ms: no agent (no pools, as before); agent_remember_ms: the same questions by an agent key that reads 3 pools; same run, same load',
+        }
+      : {}),
     note: 'remember_ms includes embedding each query with the configured model (remember_stage_ms.embed); topK 10, default techniques',
   };
   console.log(JSON.stringify(result, null, 2));
   await m.reinforcer.flush();
-  if (!opts.keep) await deleteUsers(m, [userId]);
+  if (!opts.keep) {
+    await deleteUsers(m, [userId]);
+    for (const poolId of poolIds) await m.memory.pools.deletePool(poolId);
+  }
   return result;
 }

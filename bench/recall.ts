@@ -59,6 +59,7 @@ interface Options {
   out?: string;
   turns: string;
   queries: string;
+  poolEntries: string;
 }
 
 async function main(): Promise<void> {
@@ -72,6 +73,7 @@ async function main(): Promise<void> {
     .option('--out <file>', 'result file (default bench/results/recall-<dataset>.json)')
     .option('--turns <n>', 'latency: stored turns for the one user', '100000')
     .option('--queries <n>', 'latency: queries measured', '300')
+    .option('--pool-entries <n>', 'latency: entries in 3 memory pools an agent reads; remember() is then measured for that agent too, beside the pool-free figure (0: off)', '0')
     .parse()
     .opts<Options>();
 
@@ -81,8 +83,9 @@ async function main(): Promise<void> {
   const m = await createMnemograph(config, { embedder, backgroundEmbedding: false });
   try {
     if (opts.format === 'latency') {
-      const result = await runLatency(m, embedder, { turns: Number(opts.turns), queries: Number(opts.queries), keep: opts.keep === true });
-      write(opts.out ?? join(ROOT, 'bench/results/recall-latency.json'), result);
+      const poolEntries = Number(opts.poolEntries);
+      const result = await runLatency(m, embedder, { turns: Number(opts.turns), queries: Number(opts.queries), keep: opts.keep === true, poolEntries });
+      write(opts.out ?? join(ROOT, poolEntries > 0 ? 'bench/results/recall-latency-pools.json' : 'bench/results/recall-latency.json'), result);
       return;
     }
     const dataset = opts.format === 'locomo' ? loadLocomo(opts.dataset ? resolve(opts.dataset) : defaultLocomoPath()) : loadLongMemEval(resolve(opts.dataset!));

@@ -18,6 +18,7 @@ import { createDefaultSources } from './retrieval/sources';
 import { Neo4jSemanticStore, Neo4jSemanticUpkeep } from './semantic';
 import { Neo4jProceduralStore, PgToolInvocationLog } from './procedural';
 import { Neo4jGoalStore } from './goals';
+import { Neo4jPoolStore } from './pools';
 import { createExtractor, type Extractor } from './extraction';
 import { createChatModel, PgUsageSink } from './llm';
 import { PgObservationQueue, PgProfileStore, type ObservationQueue } from './observations';
@@ -62,6 +63,8 @@ export interface Mnemograph {
   users: UserDataStore;
   /** The per-user erasure fence: the API's and MCP's writes enter it, `users.erase` closes it. */
   fence: UserWriteFence;
+  /** Memory pools (src/pools): the store behind `memory.pools`, recall's pool source and the `pools` job. */
+  poolStore: Neo4jPoolStore;
   close(): Promise<void>;
 }
 
@@ -143,15 +146,24 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
   if (opts.backgroundEmbedding !== false) knowledgeEmbedder.start();
   const proceduralStore = new Neo4jProceduralStore(neo4j);
   const goalStore = new Neo4jGoalStore(neo4j);
+  const poolStore = new Neo4jPoolStore(neo4j);
   const toolLog = new PgToolInvocationLog(pools.primary);
   const profileStore = new PgProfileStore(pools.primary);
-  const reinforcer = new StoreReinforcer({ episodic, semantic: semanticStore, procedural: proceduralStore, goals: goalStore }, log);
+  const reinforcer = new StoreReinforcer({ episodic, semantic: semanticStore, procedural: proceduralStore, goals: goalStore, pools: poolStore }, log);
   const recallSettings = recallSettingsFrom(config.recall);
   // Every LLM call's tokens and cost (extraction, recall) go to llm_usage.
   const usageSink = new PgUsageSink(pools.primary);
   const generator = config.recallLlm ? new ChatTextGenerator(createChatModel(config.recallLlm), log, usageSink) : undefined;
   // Facts, entities, strategies, goals and the profile come from their stores unless replaced.
-  const defaults = createDefaultSources({ semantic: semanticStore, procedural: proceduralStore, goals: goalStore, settings: recallSettings, pg: pools.primary, profiles: profileStore });
+  const defaults = createDefaultSources({
+    semantic: semanticStore,
+    procedural: proceduralStore,
+    goals: goalStore,
+    pools: poolStore,
+    settings: recallSettings,
+    pg: pools.primary,
+    profiles: profileStore,
+  });
   const recall = new HybridRecallEngine({
     episodic,
     embedder,
@@ -185,6 +197,8 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     procedural: proceduralStore,
     toolLog,
     goals: goalStore,
+    pools: poolStore,
+    poolFusion: recallSettings,
     promotionThresholds: config.worker.promotion,
     entityMatchSimilarity: config.semantic.entityMatchSimilarity,
     observations,
@@ -217,6 +231,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     profiles: profileStore,
     auditTrail,
     ledger: jobStore,
+    pools: poolStore,
   };
   const jobs = createJobs({ config, stores: jobStores, knowledge, extractor, observations, locks, log });
   const census = new Neo4jGraphCensus(neo4j);
@@ -274,6 +289,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     createWorker,
     users,
     fence,
+    poolStore,
     async close() {
       await jobRunner.stop();
       await Promise.all([backgroundEmbedder.stop(), knowledgeEmbedder.stop()]);

@@ -50,6 +50,13 @@ export class UserBeingErasedError extends MnemographError {
   }
 }
 
+/** The caller may see the thing but not do this to it (a pool it reads but may not write): 403. */
+export class ForbiddenError extends MnemographError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super('FORBIDDEN', 'user', message, details);
+  }
+}
+
 /** A store (Neo4j, Postgres, Redis) or an external API is unreachable or failing. */
 export class StoreUnavailableError extends MnemographError {
   constructor(store: string, message: string, details: Record<string, unknown> = {}, cause?: unknown) {

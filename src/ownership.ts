@@ -62,6 +62,12 @@ export const OWNERS: Readonly<Record<string, Owner>> = {
     tables: [],
     reads: ['User'],
   },
+  pools: {
+    files: ['src/pools/'],
+    labels: ['MemoryPool', 'PoolEntry', 'PoolEntryVersion', 'PoolSnapshot', 'PoolSnapshotEntry'],
+    relationships: ['HAS_VERSION', 'PREVIOUS_VERSION'],
+    tables: [],
+  },
   observations: {
     files: ['src/observations/'],
     labels: [],

@@ -73,7 +73,7 @@ export class TenantNamespace {
  * Fields that carry caller-chosen ids which must be namespaced. Keys ending in these names
  * inside arrays (`turnIds`) are handled element by element.
  */
-export const NAMESPACED_KEYS = new Set(['userId', 'conversationId', 'fromConversationId', 'turnId', 'sourceTurnId', 'turnIds', 'sourceTurnIds']);
+export const NAMESPACED_KEYS = new Set(['userId', 'conversationId', 'fromConversationId', 'turnId', 'sourceTurnId', 'turnIds', 'sourceTurnIds', 'poolId', 'poolIds']);
 
 /** Applies `fn(key, value)` to every keyed primitive (and array-of-primitive element) of a JSON-like value. */
 function walk(value: unknown, fn: (key: string, v: unknown) => unknown, key = ''): unknown {

@@ -63,6 +63,18 @@ export function scopeKey(userId: string, channel: string): string {
   return `k${createHash('sha256').update(`${userId}\u0000${channel}`).digest('hex').slice(0, 24)}0`;
 }
 
+/**
+ * The token a memory pool's entries are indexed under in the pool full-text index
+ * (`pool_key`, cypher/009): one per (tenant, pool), built like `scopeKey`, so a search
+ * requires the pools the agent may read inside Lucene. `tenantId` null is the library's own.
+ */
+export function poolKey(tenantId: string | null, poolId: string): string {
+  return `p${createHash('sha256')
+    .update(`pool\u0000${tenantId ?? ''}\u0000${poolId}`)
+    .digest('hex')
+    .slice(0, 24)}0`;
+}
+
 /** The tokens a read of `scope` may match: one per readable channel. */
 export function readKeys(scope: AccessScope): string[] {
   return scope.channels.map((c) => scopeKey(scope.userId, c));

@@ -94,7 +94,55 @@ export const MemoryBundleSchema = Loose('MemoryBundle', {
   entities: z.array(RecalledItemSchema),
   strategies: z.array(RecalledItemSchema),
   goals: z.array(RecalledItemSchema),
+  pools: z.array(RecalledItemSchema).describe('entries of the memory pools the calling agent may read, each with data.poolId and data.poolName'),
   profile: z.record(z.string(), z.unknown()).nullable(),
   degraded: z.array(z.string()),
   timings: z.record(z.string(), z.number()),
 });
+
+// Memory pools (src/pools): outputs described loosely, as the knowledge ones.
+const ActorSchema = z.object({ agentId: z.string().nullable(), keyId: z.string().nullable() });
+export const MemoryPoolSchema = Loose('MemoryPool', {
+  id: z.string(),
+  name: z.string(),
+  type: z.string(),
+  scope: z.string(),
+  ownerAgent: z.string().nullable(),
+  access: z.object({ read: z.array(z.string()), write: z.array(z.string()), publicRead: z.boolean() }),
+  expiresAt: z.string().nullable(),
+  createdBy: ActorSchema,
+});
+export const PoolEntrySchema = Loose('PoolEntry', {
+  id: z.string(),
+  poolId: z.string(),
+  version: z.number().int(),
+  kind: z.string(),
+  source: z.string(),
+  content: z.string(),
+  importance: z.number(),
+  confidence: z.number(),
+  accessCount: z.number().int(),
+  userId: z.string().nullable(),
+  status: z.string(),
+  provenance: loose({ agentId: z.string().nullable(), keyId: z.string().nullable(), mergedFrom: z.array(z.record(z.string(), z.unknown())) }),
+  effectiveRelevance: z.number(),
+});
+export const EntryVersionSchema = Loose('PoolEntryVersion', {
+  entryId: z.string(),
+  version: z.number().int(),
+  content: z.string(),
+  change: z.string(),
+  changedBy: ActorSchema,
+  at: z.string(),
+});
+export const PoolSnapshotSchema = Loose('PoolSnapshot', { id: z.string(), poolId: z.string(), entryCount: z.number().int(), createdAt: z.string(), createdBy: ActorSchema });
+export const PoolStatsSchema = Loose('PoolStats', {
+  poolId: z.string(),
+  entries: z.number().int(),
+  archived: z.number().int(),
+  versions: z.number().int(),
+  snapshots: z.number().int(),
+  accessCount: z.number(),
+  byKind: z.record(z.string(), z.number().int()),
+});
+export const PoolSearchHitSchema = Loose('PoolSearchHit', { entry: PoolEntrySchema, poolId: z.string(), poolName: z.string(), score: z.number(), signals: z.record(z.string(), z.unknown()) });

@@ -17,6 +17,7 @@ import { describeInit, initCommand } from './init-command';
 import { applyEnvFile } from '../config/env-file';
 import { setProcessActor } from '../audit/actor';
 import { auditVerifyCommand } from './audit-verify-command';
+import { registerPoolsCommands } from './pools-command';
 
 /**
  * The `mnemograph` command line. Every command loads configuration from the environment
@@ -210,6 +211,7 @@ audit
   .action(async (opts: { since?: string }) => {
     process.exitCode = await auditVerifyCommand(config(), opts);
   });
+registerPoolsCommands(program, config);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof MnemographError) {

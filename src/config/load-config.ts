@@ -88,6 +88,8 @@ export interface Config {
     cleanupUnusedDays: number;
     duplicateSimilarity: number;
   };
+  /** Memory pools' maintenance (the pools job). */
+  pools: { duplicateCosine: number; staleThreshold: number; staleHalfLifeDays: number };
   /** Similarity thresholds of the semantic layer (calibrated per local model). */
   semantic: { entityMatchSimilarity: number };
   logLevel: Env['LOG_LEVEL'];
@@ -140,9 +142,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 
   requireLlm(e, 'RECALL_LLM', e.RECALL_LLM_PROVIDER, e.RECALL_LLM_BASE_URL, 'off');
   requireLlm(e, 'EXTRACTION', e.EXTRACTION_PROVIDER, e.EXTRACTION_BASE_URL, 'rules');
-  const unknownJob = e.WORKER_JOBS.split(',').find((j) => !['consolidate', 'patterns', 'decay', 'cleanup', 'promote', 'audit_partitions'].includes(j));
+  const unknownJob = e.WORKER_JOBS.split(',').find((j) => !['consolidate', 'patterns', 'decay', 'cleanup', 'promote', 'audit_partitions', 'pools'].includes(j));
   if (unknownJob) {
-    throw new ConfigError('WORKER_JOBS', `unknown job "${unknownJob}"`, 'use a comma-separated subset of consolidate,patterns,decay,cleanup,promote,audit_partitions');
+    throw new ConfigError('WORKER_JOBS', `unknown job "${unknownJob}"`, 'use a comma-separated subset of consolidate,patterns,decay,cleanup,promote,audit_partitions,pools');
   }
 
   return {
@@ -276,6 +278,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       cleanupUnusedDays: e.CLEANUP_UNUSED_DAYS,
       duplicateSimilarity: e.DUPLICATE_FACT_SIMILARITY ?? local?.duplicateFactSimilarity ?? 0.95,
     },
+    pools: { duplicateCosine: e.POOL_DUPLICATE_SIMILARITY, staleThreshold: e.POOL_STALE_THRESHOLD, staleHalfLifeDays: e.POOL_STALE_HALF_LIFE_DAYS },
     semantic: { entityMatchSimilarity: e.ENTITY_MATCH_SIMILARITY ?? local?.entityMatchSimilarity ?? 0.92 },
     logLevel: e.LOG_LEVEL,
   };

@@ -183,8 +183,21 @@ export const envSchema = z.object({
   WORKER_JOBS: z
     .string()
     .regex(/^[a-z_]+(,[a-z_]+)*$/, 'must be a comma-separated list of job names')
-    .default('consolidate,patterns,decay,cleanup,promote,audit_partitions')
+    .default('consolidate,patterns,decay,cleanup,promote,audit_partitions,pools')
     .describe('jobs the worker schedules'),
+  POOL_DUPLICATE_SIMILARITY: z.coerce.number().min(0).max(1).default(0.92).describe('cosine at which two entries of a memory pool (about the same user, or none) are merged by the pools job'),
+  POOL_STALE_THRESHOLD: z.coerce
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.9)
+    .describe('staleness (age since last access, importance, expiry; see src/pools/relevance.ts) at which the pools job archives an entry'),
+  POOL_STALE_HALF_LIFE_DAYS: z.coerce
+    .number()
+    .min(1)
+    .max(3650)
+    .default(30)
+    .describe('days after which an unread pool entry is half way to stale (also the recency half-life of its effective relevance)'),
   WORKER_LOCK_TTL_MS: int(1000, 3_600_000).default(300000).describe('Redis lock lifetime of a job or conversation (extended while working)'),
   WORKER_BATCH_SIZE: int(1, 10000).default(50).describe('conversations / users handled per consolidate run'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('log level'),

@@ -59,6 +59,16 @@ export function scopedLuceneQuery(scope: AccessScope, clause: string): string | 
 }
 
 /**
+ * `clause` among nodes whose `field` holds one of `keys` (tokens from src/access, such as
+ * the memory pools' `pool_key`); the keys add nothing to the score. Null when there is
+ * nothing to search for or no key.
+ */
+export function keyedLuceneQuery(field: 'pool_key', keys: readonly string[], clause: string): string | null {
+  if (clause.trim() === '' || keys.length === 0) return null;
+  return `+${field}:(${keys.join(' ')})^0 +(${clause})`;
+}
+
+/**
  * How many hits to ask a scoped index for when `limit` must survive further filters
  * (status, type, validity): all hits are the caller's, so a margin is enough.
  */

@@ -33,6 +33,7 @@ export function mountMcp(v1: express.Router, helpers: ApiHelpers): void {
         channel,
         present: (id) => ns.toExternal(id),
         conversation: (id) => ns.toInternal(id, 'conversationId'),
+        pool: (id) => ns.toInternal(id, 'poolId'),
       },
     );
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

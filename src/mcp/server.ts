@@ -15,6 +15,8 @@ export interface McpScope {
   present?: (id: string) => string;
   /** Maps the caller's conversation id to the internal one (tenant namespace). */
   conversation?: (id: string) => string;
+  /** Maps the caller's pool id to the internal one (tenant namespace). */
+  pool?: (id: string) => string;
 }
 
 export interface McpDeps {
@@ -37,6 +39,7 @@ export function createMcpServer(deps: McpDeps, scope: McpScope): McpServer {
   const { memory } = deps;
   const present = scope.present ?? ((id: string) => id);
   const conv = scope.conversation ?? ((id: string) => id);
+  const poolOf = scope.pool ?? ((id: string) => id);
   const server = new McpServer({ name: 'mnemograph', version: VERSION }, { capabilities: { tools: {} } });
   const has = (name: string) => typeof (memory as unknown as Record<string, unknown>)[name] === 'function';
 
@@ -57,6 +60,8 @@ export function createMcpServer(deps: McpDeps, scope: McpScope): McpServer {
           for (const e of b.entities) lines.push(`entity ${present(e.id)}: ${clip(e.text)}`);
           for (const g of b.goals) lines.push(`goal ${present(g.id)}: ${clip(g.text)}`);
           for (const s of b.strategies) lines.push(`strategy ${present(s.id)}: ${clip(s.text)}`);
+          // Entries of the memory pools this agent may read (none for a key without an agent).
+          for (const p of b.pools ?? []) lines.push(`pool ${present(String(p.data?.poolId))} entry ${p.id}: ${clip(p.text)}`);
           for (const t of b.turns) lines.push(`turn ${present(t.turn.id)} ${t.turn.timestamp.slice(0, 10)} ${t.turn.role}: ${clip(t.turn.content)}`);
           return lines.length ? lines.join('\n') : 'nothing found';
         }
@@ -165,6 +170,43 @@ export function createMcpServer(deps: McpDeps, scope: McpScope): McpServer {
         run(async () => {
           const r = await memory.consolidate({ userIds: [scope.userId] });
           return `consolidation ${JSON.stringify(r).slice(0, 400)}`;
+        }),
+    );
+  }
+  // Memory pools: share what the agent learned with other agents (the key's agent needs a write grant).
+  let pools: AgentMemory['pools'] | undefined;
+  try {
+    pools = memory.pools;
+  } catch {
+    pools = undefined;
+  }
+  if (pools) {
+    const shared = pools;
+    server.registerTool(
+      'share_to_pool',
+      {
+        description:
+          "Share something with other agents through a memory pool (its id from your operator; you need a write grant). Say what it is about the user only when it is this user's personal data. Returns the entry id.",
+        inputSchema: {
+          poolId: z.string().min(1).max(128),
+          content: z.string().min(1).max(20_000).describe('kept verbatim'),
+          kind: z.enum(['fact', 'observation', 'reflection', 'decision', 'plan', 'tool_output', 'conversation_summary']).default('fact'),
+          importance: z.number().min(0).max(1).default(0.5),
+          aboutUser: z.boolean().default(false).describe('true: the entry is about this user (their personal data, seen only in their recall)'),
+        },
+      },
+      (args) =>
+        run(async () => {
+          const e = await shared.addEntry({
+            poolId: poolOf(args.poolId),
+            content: args.content,
+            kind: args.kind,
+            importance: args.importance,
+            source: 'agent',
+            userId: args.aboutUser ? scope.userId : undefined,
+            provenance: scope.conversationId ? { conversationId: conv(scope.conversationId) } : {},
+          });
+          return `shared entry ${e.id} to pool ${present(e.poolId)} (version ${e.version})`;
         }),
     );
   }

@@ -26,6 +26,7 @@ export async function runStdioMcp(config: Config, opts: { user: string; tenant?:
       conversationId: opts.conversation,
       present: ns ? (id) => ns.toExternal(id) : undefined,
       conversation: ns ? (id) => ns.toInternal(id, 'conversationId') : undefined,
+      pool: ns ? (id) => ns.toInternal(id, 'poolId') : undefined,
     },
   );
   const transport = new StdioServerTransport();

@@ -27,6 +27,8 @@ import { formatContext, FormatOptionsSchema, RecallQuerySchema, type FormatOptio
 import { SemanticMemory, type PromotionThresholds, type SemanticStore } from '../semantic';
 import { ProceduralMemory, type ProceduralStore, type ToolInvocationLog } from '../procedural';
 import { GoalMemory, type GoalStore } from '../goals';
+import { PoolMemory, type PoolStore } from '../pools';
+import type { FusionSettings } from '../retrieval/sources/hybrid';
 import { ObservationInputSchema, type Observation, type ObservationCategory, type ObservationQueue } from '../observations/contract';
 import type { UserProfile } from '../observations/profile';
 import type { JobName } from '../worker/contract';
@@ -50,6 +52,9 @@ export interface AgentMemoryDeps {
   goals: GoalStore;
   promotionThresholds?: PromotionThresholds;
   entityMatchSimilarity?: number;
+  /** Shared memory pools (src/pools) and how their search fuses its lists (the recall settings'). */
+  pools?: PoolStore;
+  poolFusion?: FusionSettings;
   /** The durable observation queue (src/observations) and the profile reader. */
   observations?: ObservationQueue;
   profiles?: { get(userId: string): Promise<UserProfile> };
@@ -190,7 +195,9 @@ export class AgentMemory {
    * Invalid input throws ValidationError.
    */
   async remember(query: RecallQuery): Promise<MemoryBundle> {
-    return this.d.recall.recall(parseInput(RecallQuerySchema, query, 'recall query'));
+    const q = parseInput(RecallQuerySchema, query, 'recall query');
+    // The principal's agent is in the scope: recall then also searches the pools it may read.
+    return this.d.recall.recall(q, this.scope(q.userId, { channels: q.channels }));
   }
 
   /** A compact prompt block for `bundle` within `tokenBudget` tokens; '' when the bundle is empty. */
@@ -226,7 +233,7 @@ export class AgentMemory {
   // --- Knowledge: semantic, procedural and goal memory (see src/semantic, src/procedural,
   // src/goals). Each part validates, embeds, writes and audits; the methods below are the
   // spec's names for them. Every id of another user behaves as not found.
-  private parts?: { semantic: SemanticMemory; procedural: ProceduralMemory; goals: GoalMemory };
+  private parts?: { semantic: SemanticMemory; procedural: ProceduralMemory; goals: GoalMemory; pools?: PoolMemory };
   private get knowledge() {
     const { embedder, audit, log } = this.d;
     return (this.parts ??= {
@@ -236,7 +243,17 @@ export class AgentMemory {
       ),
       procedural: new ProceduralMemory({ store: this.d.procedural, invocationLog: this.d.toolLog, embedder, audit, log }, this.principal),
       goals: new GoalMemory({ store: this.d.goals, embedder, audit, log }, this.principal),
+      pools: this.d.pools && new PoolMemory({ store: this.d.pools, embedder, audit, log, fusion: this.d.poolFusion ?? DEFAULT_POOL_FUSION }, this.principal),
     });
+  }
+  /**
+   * Shared memory pools, acting as this memory's principal (an agent key's agent; an admin
+   * key or the library act for the whole tenant). Throws when no pool store is wired.
+   */
+  get pools(): PoolMemory {
+    const pools = this.knowledge.pools;
+    if (!pools) throw new ValidationError('memory pools are not configured in this AgentMemory');
+    return pools;
   }
   /** Entities, facts, relationships: every semantic operation (search by text, delete, find by name, ...). */
   get semantic(): SemanticMemory {
@@ -373,6 +390,9 @@ export class WorkingSession {
 function scopeOf(principal: AccessPrincipal, turn: Turn): SessionScope {
   return sessionScope(principalScope(principal, turn.userId, { channel: turn.channel }), turn.conversationId);
 }
+
+/** Pool search fusion when the composition root gives none: the recall defaults. */
+const DEFAULT_POOL_FUSION: FusionSettings = { rrfK: 60, vectorWeight: 1, minVectorScore: 0.875 };
 
 function hoursAgo(hours: number): string {
   return windowStart(hours);

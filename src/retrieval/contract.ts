@@ -17,9 +17,9 @@ export interface RecalledTurn {
   signals: Signals;
 }
 
-export type RecallItemKind = 'fact' | 'entity' | 'strategy' | 'goal';
+export type RecallItemKind = 'fact' | 'entity' | 'strategy' | 'goal' | 'pool';
 
-/** A fact, entity, strategy or goal found by a RecallSource, in a source-neutral shape. */
+/** A fact, entity, strategy, goal or pool entry found by a RecallSource, in a source-neutral shape. */
 export interface RecallItem {
   id: string;
   kind: RecallItemKind;
@@ -86,6 +86,8 @@ export interface MemoryBundle {
   entities: RecalledItem[];
   strategies: RecalledItem[];
   goals: RecalledItem[];
+  /** Entries of the memory pools the acting agent may read (`data.poolId`, `data.poolName` say which); empty without an agent. */
+  pools: RecalledItem[];
   profile: Record<string, unknown> | null;
   /** The time range applied or boosted, and where it came from. */
   time?: { since?: string; until?: string; from: 'window' | 'filters' | 'self-query' | 'self-query (llm)'; mode: 'filter' | 'boost' };

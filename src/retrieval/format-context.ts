@@ -64,7 +64,7 @@ function memoryLines(b: MemoryBundle): Line[] {
       body: oneLine(t.turn.content),
     };
   });
-  for (const item of [...b.facts, ...b.entities, ...b.strategies, ...b.goals]) {
+  for (const item of [...b.facts, ...b.entities, ...b.strategies, ...b.goals, ...(b.pools ?? [])]) {
     lines.push({ relevance: item.relevance, head: `- [${item.kind}:${item.id}]`, body: `${oneLine(item.text)}${annotation(item)}` });
   }
   // Stable: within equal relevance, the order of the sources above.
@@ -90,6 +90,10 @@ function annotation(item: RecalledItem): string {
   if (item.kind === 'strategy') {
     if (Array.isArray(d.toolSequence) && d.toolSequence.length > 0) parts.push(`tools: ${d.toolSequence.join(' → ')}`);
     if (typeof d.successRate === 'number') parts.push(`${Math.round(d.successRate * 100)}% success`);
+  }
+  if (item.kind === 'pool') {
+    if (typeof d.poolName === 'string') parts.push(`pool ${d.poolName}`);
+    if (typeof d.entryKind === 'string') parts.push(d.entryKind);
   }
   if (item.related?.length) parts.push(`related: ${item.related.map((r) => `${r.relation} ${r.text}`).join('; ')}`);
   return parts.length > 0 ? ` (${parts.join(', ')})` : '';

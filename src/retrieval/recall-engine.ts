@@ -51,9 +51,9 @@ export interface RecallEngineDeps {
 }
 
 const DAY_MS = 86_400_000;
-const SOURCE_WEIGHT: Record<RecallItemKind, keyof SourceWeights> = { fact: 'facts', entity: 'entities', strategy: 'procedural', goal: 'procedural' };
+const SOURCE_WEIGHT: Record<RecallItemKind, keyof SourceWeights> = { fact: 'facts', entity: 'entities', strategy: 'procedural', goal: 'procedural', pool: 'facts' };
 const TEMPORAL_BOOST = { current: 1.2, past: 0.7, future: 1 } as const;
-const INCLUDE: Record<RecallItemKind, keyof ParsedRecallQuery> = { fact: 'includeFacts', entity: 'includeEntities', strategy: 'includeStrategies', goal: 'includeGoals' };
+const INCLUDE: Record<RecallItemKind, keyof ParsedRecallQuery> = { fact: 'includeFacts', entity: 'includeEntities', strategy: 'includeStrategies', goal: 'includeGoals', pool: 'includePools' };
 
 /**
  * Hybrid recall: the turn pipeline (candidate generators, fusion, stages, hydration,
@@ -186,7 +186,7 @@ export class HybridRecallEngine implements RecallEngine {
     const recalled = q.includeEpisodic ? await rankTurns(turns, this.generators, turnLists, this.stages, { hint, reranker: this.d.reranker }) : [];
     timings.fuse = round(performance.now() - tFuse);
 
-    const byKind: Record<RecallItemKind, RecalledItem[]> = { fact: [], entity: [], strategy: [], goal: [] };
+    const byKind: Record<RecallItemKind, RecalledItem[]> = { fact: [], entity: [], strategy: [], goal: [], pool: [] };
     sources.forEach((src, i) => byKind[src.kind].push(...this.rankItems(itemLists[i]!, s.weights, tech.recency, asOf)));
     for (const kind of Object.keys(byKind) as RecallItemKind[]) byKind[kind] = sortByRelevance(dedupe(byKind[kind])).slice(0, q.topK);
 
@@ -199,6 +199,7 @@ export class HybridRecallEngine implements RecallEngine {
       entities: byKind.entity,
       strategies: byKind.strategy,
       goals: byKind.goal,
+      pools: byKind.pool,
       profile: userProfile,
       time,
       degraded,
@@ -246,7 +247,7 @@ export class HybridRecallEngine implements RecallEngine {
     const active = q.channels[0]!;
     const all = [
       ...b.turns.map((t) => ({ kind: 'turn' as const, id: t.turn.id, channel: t.turn.channel })),
-      ...[...b.facts, ...b.entities, ...b.strategies, ...b.goals].map((i) => ({ kind: i.kind, id: i.id, channel: i.channel })),
+      ...[...b.facts, ...b.entities, ...b.strategies, ...b.goals, ...b.pools].map((i) => ({ kind: i.kind, id: i.id, channel: i.channel })),
     ];
     const cross: Record<string, number> = {};
     for (const item of all) if (item.channel !== active) cross[item.channel] = (cross[item.channel] ?? 0) + 1;

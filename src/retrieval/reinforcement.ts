@@ -15,6 +15,8 @@ export interface AccessCountWriters {
   semantic: Pick<SemanticStore, 'addAccessCounts'>;
   procedural: Pick<ProceduralStore, 'addAccessCounts'>;
   goals: Pick<GoalStore, 'addAccessCounts'>;
+  /** Pool entries (src/pools); without it their recalls are not counted. */
+  pools?: { addAccessCounts(rows: Array<{ id: string; n: number; at: string }>): Promise<number> };
 }
 
 /**
@@ -40,6 +42,7 @@ export class StoreReinforcer implements Reinforcer {
       entity: (rows) => stores.semantic.addAccessCounts('entity', rows),
       strategy: (rows) => stores.procedural.addAccessCounts(rows),
       goal: (rows) => stores.goals.addAccessCounts(rows),
+      pool: async (rows) => (stores.pools ? stores.pools.addAccessCounts(rows) : 0),
     };
     this.timer = setInterval(() => void this.flush(), opts.intervalMs ?? 1_000);
     this.timer.unref();

@@ -44,6 +44,8 @@ export const RecallQuerySchema = z
     includeEntities: z.boolean().default(true),
     includeStrategies: z.boolean().default(true),
     includeGoals: z.boolean().default(true),
+    /** Entries of the memory pools the acting agent (an agent-bound key) may read; nothing for other callers. */
+    includePools: z.boolean().default(true),
     includeProfile: z.boolean().default(true),
     /** Only memories of the last N hours. */
     timeWindowHours: WindowHoursSchema.optional(),

@@ -15,6 +15,8 @@ import { consolidateJob } from './jobs/consolidate';
 import { decayJob } from './jobs/decay';
 import { patternsJob } from './jobs/patterns';
 import { promoteJob } from './jobs/promote';
+import { poolsJob } from './jobs/pools';
+import type { PoolUpkeep } from '../pools/contract';
 
 export * from './contract';
 export { Worker, type JobRunResult, type WorkerOptions } from './worker';
@@ -33,6 +35,8 @@ export interface JobStores {
   profiles: Pick<PgProfileStore, 'learn'>;
   auditTrail: AuditTrail;
   ledger: ConsolidationLedger;
+  /** Memory pools' maintenance (expiry, near-duplicates, stale context). */
+  pools: PoolUpkeep;
 }
 
 export interface JobDeps {
@@ -75,5 +79,6 @@ export function createJobs(d: JobDeps): Record<JobName, JobFn> {
     }),
     promote: promoteJob({ knowledge: d.knowledge, thresholds: w.promotion, batchSize: w.batchSize }),
     audit_partitions: auditPartitionsJob({ trail: s.auditTrail, daysAhead: d.config.audit.partitionDaysAhead, retentionDays: d.config.audit.retentionDays }),
+    pools: poolsJob({ pools: s.pools, duplicateCosine: d.config.pools.duplicateCosine, staleThreshold: d.config.pools.staleThreshold, staleHalfLifeDays: d.config.pools.staleHalfLifeDays }),
   };
 }

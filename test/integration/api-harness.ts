@@ -84,7 +84,30 @@ export async function seedUser(h: Harness, key: string) {
   const goalId = await made('/v1/goals', { description: 'Find a flat in Lisbon', priority: 7 }, (b) => b.goal.id);
   const blockerGoalId = await made('/v1/goals', { description: 'Save for the deposit', priority: 5 }, (b) => b.goal.id);
   await made('/v1/tool-invocations', { conversationId, toolName: 'search_listings', toolInput: { city: 'Lisbon' }, success: true, latencyMs: 40, taskType: 'housing' }, (b) => b.invocation.id);
-  return { userId, conversationId, s: `/v1/users/${userId}/sessions/${conversationId}`, entityId, personId, factId, strategyId, goalId, blockerGoalId };
+  // A memory pool of the tenant (the admin key owns none; agent `reader` may read it) with an entry about the user and a snapshot.
+  const poolId = uid('p');
+  const pool = await h.call(key, 'POST', '/v1/pools', { poolId, name: 'housing desk', type: 'team_shared', access: { read: ['reader'], write: [] } });
+  if (pool.status !== 201) throw new Error(`seeding a pool: ${pool.status} ${JSON.stringify(pool.body)}`);
+  const entryId = await made(`/v1/pools/${poolId}/entries`, { content: 'The deposit for the Lisbon flat is two months of rent.', kind: 'fact' }, (b) => b.id);
+  const snap = await h.call(key, 'POST', `/v1/pools/${poolId}/snapshots`, { note: 'seed' });
+  if (snap.status !== 201) throw new Error(`seeding a snapshot: ${snap.status} ${JSON.stringify(snap.body)}`);
+  const p = `/v1/pools/${poolId}`;
+  return {
+    userId,
+    conversationId,
+    s: `/v1/users/${userId}/sessions/${conversationId}`,
+    entityId,
+    personId,
+    factId,
+    strategyId,
+    goalId,
+    blockerGoalId,
+    poolId,
+    entryId,
+    snapshotId: snap.body.id as string,
+    p,
+    e: `${p}/entries/${entryId}`,
+  };
 }
 
 export type SeededUser = Awaited<ReturnType<typeof seedUser>>;
@@ -157,4 +180,29 @@ export const happy: Record<string, (u: SeededUser) => Case> = {
   searchEntitiesText: (u) => ({ method: 'POST', path: '/v1/entities/search-text', body: { userId: u.userId, query: 'Lisboa' }, status: 200 }),
   addBlocker: (u) => ({ method: 'POST', path: `/v1/users/${u.userId}/goals/${u.goalId}/blockers`, body: { blockerId: u.blockerGoalId }, status: 200 }),
   consolidateUser: (u) => ({ method: 'POST', path: `/v1/users/${u.userId}/consolidate`, body: {}, status: 200 }),
+  searchPools: (u) => ({ method: 'POST', path: '/v1/pools/search', body: { query: 'how much is the deposit?', userId: u.userId }, status: 200 }),
+  createPool: () => ({ method: 'POST', path: '/v1/pools', body: { poolId: uid('p'), name: 'team notes', type: 'shared', access: { read: ['reader'] } }, status: 201 }),
+  listPools: () => ({ method: 'GET', path: '/v1/pools', status: 200 }),
+  getPool: (u) => ({ method: 'GET', path: u.p, status: 200 }),
+  deletePool: (u) => ({ method: 'DELETE', path: u.p, status: 200 }),
+  grantPoolAccess: (u) => ({ method: 'POST', path: `${u.p}/grants`, body: { agentId: 'planner', level: 'write' }, status: 200 }),
+  revokePoolAccess: (u) => ({ method: 'DELETE', path: `${u.p}/grants/reader`, status: 200 }),
+  setPoolPublicRead: (u) => ({ method: 'PUT', path: `${u.p}/public-read`, body: { publicRead: true }, status: 200 }),
+  poolStats: (u) => ({ method: 'GET', path: `${u.p}/stats`, status: 200 }),
+  addPoolEntry: (u) => ({
+    method: 'POST',
+    path: `${u.p}/entries`,
+    body: { content: 'The user prefers Alfama.', kind: 'observation', userId: u.userId, provenance: { turnId: `${u.conversationId}:0` } },
+    status: 201,
+  }),
+  listPoolEntries: (u) => ({ method: 'POST', path: `${u.p}/entries/list`, body: { userId: u.userId }, status: 200 }),
+  getPoolEntry: (u) => ({ method: 'GET', path: u.e, status: 200 }),
+  updatePoolEntry: (u) => ({ method: 'PUT', path: u.e, body: { content: 'The deposit for the Lisbon flat is three months of rent.' }, status: 200 }),
+  deletePoolEntry: (u) => ({ method: 'DELETE', path: u.e, status: 200 }),
+  poolEntryHistory: (u) => ({ method: 'GET', path: `${u.e}/versions`, status: 200 }),
+  restorePoolEntryVersion: (u) => ({ method: 'POST', path: `${u.e}/restore`, body: { version: 1 }, status: 200 }),
+  adjustPoolEntryImportance: (u) => ({ method: 'POST', path: `${u.e}/importance`, body: { direction: 'boost', amount: 0.2 }, status: 200 }),
+  takePoolSnapshot: (u) => ({ method: 'POST', path: `${u.p}/snapshots`, body: { note: 'before the move' }, status: 201 }),
+  listPoolSnapshots: (u) => ({ method: 'GET', path: `${u.p}/snapshots`, status: 200 }),
+  restorePoolSnapshot: (u) => ({ method: 'POST', path: `${u.p}/snapshots/${u.snapshotId}/restore`, body: {}, status: 200 }),
 };

@@ -7,7 +7,7 @@ import { uid } from '../support/stack';
 import { openHarness, type Harness } from './api-harness';
 
 const ROOT = join(__dirname, '..', '..');
-const ALL_TOOLS = ['confirm_fact', 'correct_fact', 'get_entity_info', 'memory_consolidate', 'memory_stats', 'record_observation', 'remember_fact', 'search_memory', 'store_turn'];
+const ALL_TOOLS = ['confirm_fact', 'correct_fact', 'get_entity_info', 'memory_consolidate', 'memory_stats', 'record_observation', 'remember_fact', 'search_memory', 'share_to_pool', 'store_turn'];
 
 let h: Harness;
 beforeAll(async () => {
@@ -83,6 +83,33 @@ describe('MCP over stdio (the SDK client spawning `mnemograph mcp`)', () => {
 });
 
 describe('MCP over streamable HTTP (POST /v1/mcp)', () => {
+  it('an agent key shares to a pool it may write, and its search_memory then includes that pool; an agent without a grant sees neither', async () => {
+    const t = await h.tenant();
+    const userId = uid('u');
+    const poolId = uid('p');
+    expect((await h.call(t.key, 'POST', '/v1/pools', { poolId, name: 'support', access: { write: ['scribe'] } })).status).toBe(201);
+    const connect = async (agent: string) => {
+      const key = (await h.srv.api.tenants.createKey(t.tenantId, { agentId: agent })).key;
+      const client = new Client({ name: 'mnemograph-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${h.url}/v1/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}`, 'x-mnemograph-user': userId } } }));
+      return client;
+    };
+    const scribe = await connect('scribe');
+    const stranger = await connect('stranger');
+    try {
+      const shared = await call(scribe, 'share_to_pool', { poolId, content: 'Refunds over 500 EUR need a manager sign-off.', kind: 'decision' });
+      expect(shared).toEqual({ text: expect.stringMatching(new RegExp(`^shared entry \\S+ to pool ${poolId} \\(version 1\\)$`)), isError: false });
+      expect((await call(scribe, 'search_memory', { query: 'who signs off large refunds?' })).text).toContain(`pool ${poolId} entry`);
+      expect((await call(stranger, 'search_memory', { query: 'Refunds over 500 EUR need a manager sign-off.' })).text).not.toContain('pool ');
+      const denied = await call(stranger, 'share_to_pool', { poolId, content: 'x' });
+      expect(denied.isError).toBe(true);
+      expect(denied.text).toMatch(/^NOT_FOUND/);
+    } finally {
+      await scribe.close();
+      await stranger.close();
+    }
+  });
+
   it("acts for the header user inside the key's tenant, with ids in the tenant's terms", async () => {
     const t = await h.tenant();
     const userId = uid('u');

@@ -38,8 +38,13 @@ describe('tenant isolation', () => {
       if (r.access === 'claim') {
         // A write names B's own user of that name: it succeeds in B's namespace, unless it
         // references A's objects (entity, fact or turn ids), which B cannot see: 404.
-        const refersToA = JSON.stringify(c.body ?? {}).match(new RegExp([u.entityId, u.personId, u.factId, u.strategyId, u.goalId].join('|')));
+        // A's pool in the path is such a reference too.
+        const refersToA = JSON.stringify([c.path, c.body ?? {}]).match(new RegExp([u.entityId, u.personId, u.factId, u.strategyId, u.goalId, u.poolId].join('|')));
         expect({ id: r.id, status: res.status }).toEqual({ id: r.id, status: refersToA ? 404 : r.status });
+      } else if (!JSON.stringify([c.path, c.body ?? {}]).match(new RegExp([u.userId, u.poolId].join('|')))) {
+        // Names nothing of A's (the pools B may read): answers for B alone.
+        expect({ id: r.id, status: res.status }).toEqual({ id: r.id, status: c.status });
+        if (r.id === 'listPools') expect(res.body.pools.map((p: { id: string }) => p.id)).not.toContain(u.poolId);
       } else {
         expect({ id: r.id, status: res.status, code: res.body.error?.code }).toEqual({ id: r.id, status: 404, code: 'NOT_FOUND' });
       }

@@ -17,6 +17,8 @@ const ALLOWED = new Set([
   'src/access/roles.ts',
   'src/api/route-defs.ts',
   'src/api/knowledge-route-defs.ts',
+  'src/api/pool-route-defs.ts',
+  'src/pools/schema.ts',
   'src/api/schemas.ts',
   'src/schemas.ts',
   'src/errors.ts',

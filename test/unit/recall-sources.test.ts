@@ -69,6 +69,7 @@ describe('formatContext for non-turn memories', () => {
     entities: [],
     strategies: [],
     goals: [],
+    pools: [],
     profile: null,
     degraded: [],
     timings: {},

@@ -10,11 +10,14 @@ import { StoreProvenanceFilter } from './narrowing';
 import { PgProfileSource, type ProfileReader } from './profile-source';
 import { StoreKnowledgePresence } from './presence';
 import { ProceduralStrategySource } from './strategy-source';
+import { PoolRecallSource } from './pool-source';
+import type { PoolStore } from '../../pools/contract';
 
 export { SemanticFactSource, temporalOf } from './fact-source';
 export { SemanticEntitySource } from './entity-source';
 export { ProceduralStrategySource } from './strategy-source';
 export { GoalRecallSource } from './goal-source';
+export { PoolRecallSource } from './pool-source';
 export { PgProfileSource } from './profile-source';
 export { StoreProvenanceFilter, hasMetadataFilter, inTimeRange, type ProvenanceFilter } from './narrowing';
 export { fuseHybrid } from './hybrid';
@@ -28,9 +31,11 @@ export interface DefaultSourcesDeps {
   /** Postgres (primary, so a profile just consolidated is read back) and the `user_profiles` reader. */
   pg: Queryable;
   profiles: ProfileReader;
+  /** Memory pools (src/pools): entries of the pools the acting agent may read. */
+  pools?: PoolStore;
 }
 
-/** The recall sources over the semantic, procedural and goal stores, and the profile source. */
+/** The recall sources over the semantic, procedural, goal and pool stores, and the profile source. */
 export function createDefaultSources(d: DefaultSourcesDeps): { sources: RecallSource[]; profile: ProfileSource; presence: StoreKnowledgePresence } {
   const provenance = new StoreProvenanceFilter({ semantic: d.semantic, procedural: d.procedural });
   return {
@@ -39,8 +44,9 @@ export function createDefaultSources(d: DefaultSourcesDeps): { sources: RecallSo
       new SemanticEntitySource({ store: d.semantic, provenance, settings: d.settings }),
       new ProceduralStrategySource({ store: d.procedural, provenance }),
       new GoalRecallSource({ store: d.goals }),
+      ...(d.pools ? [new PoolRecallSource({ store: d.pools, settings: d.settings })] : []),
     ],
     profile: new PgProfileSource(d.pg, d.profiles),
-    presence: new StoreKnowledgePresence({ semantic: d.semantic, procedural: d.procedural, goals: d.goals }),
+    presence: new StoreKnowledgePresence({ semantic: d.semantic, procedural: d.procedural, goals: d.goals, pools: d.pools }),
   };
 }
