@@ -21,9 +21,13 @@ import { Neo4jGoalStore } from './goals';
 import { createExtractor, type Extractor } from './extraction';
 import { createChatModel, PgUsageSink } from './llm';
 import { PgObservationQueue, PgProfileStore, type ObservationQueue } from './observations';
-import { Neo4jUserGraph, RedisUserKeys, UserDataStore } from './tenancy';
+import { Neo4jUserGraph, RedisUserKeys, UserDataStore, type UserDataPart, type UserStats } from './tenancy';
 import { createJobs, PgJobStore, RedisLockService, Worker, type Clock, type JobFn, type JobName, type JobStores, type KnowledgeWriter, type LockService } from './worker';
 import type { MetricSources } from './api/metrics';
+import { PgShortTermStore, type Clock as ShortTermClock } from './short-term';
+import { PgSettingsStore } from './settings';
+import { PgLearnedInfoStore } from './observations';
+import { longTermCounts, type TierCounter } from './tiers';
 
 /** Everything the service runs on, created once and closed once. */
 export interface Mnemograph {
@@ -60,6 +64,10 @@ export interface Mnemograph {
   createWorker(opts?: { clock?: Clock; workerId?: string; jobs?: Record<JobName, JobFn>; locks?: LockService }): Worker;
   /** Whole-user statistics, export, import and erasure across the stores (src/tenancy). */
   users: UserDataStore;
+  /** The short-term tier's store (jobs, tests). */
+  shortTerm: PgShortTermStore;
+  /** Per-user memory settings. */
+  settings: PgSettingsStore;
   close(): Promise<void>;
 }
 
@@ -76,6 +84,8 @@ export interface CreateOptions {
   profileSource?: ProfileSource;
   /** Replace the configured extractor (tests with a scripted LLM). */
   extractor?: Extractor;
+  /** The time source of the short-term tier's TTLs (tests run it on a fake clock); default the system clock. */
+  clock?: ShortTermClock;
 }
 
 /**
@@ -169,6 +179,18 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
 
   const observations = new PgObservationQueue(pools.primary);
   const turnLog = new PgTurnLog(pools.primary);
+  const shortTerm = new PgShortTermStore(pools.primary);
+  const settings = new PgSettingsStore(pools.primary);
+  const learnedInfo = new PgLearnedInfoStore(pools.primary);
+  const clock = opts.clock ?? { now: () => new Date() };
+  const graph = new Neo4jUserGraph(neo4j);
+  const redisKeys = new RedisUserKeys(redis, working);
+  // One counter per tier (seed 001 router stats); the shared tier's (memory pools) is listed here when it lands.
+  const tierCounters: TierCounter[] = [
+    { tier: 'working', count: async (scope) => ({ keys: await userStat(redisKeys, scope.userId, (s) => s.workingKeys) }) },
+    { tier: 'shortTerm', count: async (scope) => ({ ...(await shortTerm.counts(scope, clock.now())) }) },
+    { tier: 'longTerm', count: async (scope) => longTermCounts(await userStat(graph, scope.userId, (s) => s.nodes)) },
+  ];
   const memory = new AgentMemory({
     episodic,
     turnLog,
@@ -189,6 +211,11 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     profiles: { get: (userId) => profileStore.get(pools.primary, userId) },
     // Bound late: the jobs write through this facade, and the facade can run them.
     runJob: (name, o) => jobRunner.runJob(name, o),
+    shortTerm,
+    clock,
+    settings,
+    learnedInfo,
+    tierCounters,
   });
 
   const extractor = opts.extractor ?? createExtractor(config.extraction, { log, usage: usageSink });
@@ -215,6 +242,8 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     profiles: profileStore,
     auditTrail,
     ledger: jobStore,
+    shortTerm,
+    settings,
   };
   const jobs = createJobs({ config, stores: jobStores, knowledge, extractor, observations, locks, log });
   const census = new Neo4jGraphCensus(neo4j);
@@ -226,7 +255,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
       locks: o.locks ?? locks,
       lockTtlMs: config.worker.lockTtlMs,
       log,
-      clock: o.clock,
+      clock: o.clock ?? opts.clock,
       runLog: jobStore,
       workerId: o.workerId,
     });
@@ -234,14 +263,17 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
   // Every store's share of a user's memory, in import order (the graph before the tables):
   // forget-user, export, import and stats go through this list and nothing else.
   const userData = [
-    new Neo4jUserGraph(neo4j),
+    graph,
     turnLog.userData(),
     toolLog.userData(),
     observations.userData(),
     profileStore.userData(),
     usageSink.userData(),
     jobStore.userData(),
-    new RedisUserKeys(redis, working),
+    shortTerm.userData(),
+    settings.userData(),
+    learnedInfo.userData(),
+    redisKeys,
   ];
   const users = new UserDataStore(userData, pools.primary, auditTrail, { beforeErase: () => audit.flush(), graceMs: config.erasure.graceMs });
 
@@ -270,6 +302,8 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     metricSources,
     createWorker,
     users,
+    shortTerm,
+    settings,
     async close() {
       await jobRunner.stop();
       await Promise.all([backgroundEmbedder.stop(), knowledgeEmbedder.stop()]);
@@ -278,6 +312,13 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
       await closeAll();
     },
   };
+}
+
+/** One figure of a user's whole-user stats as one part counts them. */
+async function userStat<T>(part: UserDataPart, userId: string, pick: (s: UserStats) => T): Promise<T> {
+  const s: UserStats = { userId, nodes: {}, rows: {}, workingKeys: 0 };
+  await part.stats(userId, s);
+  return pick(s);
 }
 
 /** The settings that shape what is stored and recalled, recorded on every audit row. */

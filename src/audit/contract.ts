@@ -1,5 +1,5 @@
 export type AuditLevel = 'off' | 'writes' | 'reads' | 'verbose';
-export type MemoryType = 'episodic' | 'semantic' | 'procedural' | 'working' | 'system';
+export type MemoryType = 'episodic' | 'semantic' | 'procedural' | 'working' | 'short_term' | 'system';
 
 /** One row of `memory_audit_log`. */
 export interface AuditRecord {

@@ -87,6 +87,8 @@ export interface Config {
     cleanupMinSalience: number;
     cleanupUnusedDays: number;
     duplicateSimilarity: number;
+    /** Reads at which the short_term job promotes an entry to a long-term fact. */
+    shortTermMinAccess: number;
   };
   /** Similarity thresholds of the semantic layer (calibrated per local model). */
   semantic: { entityMatchSimilarity: number };
@@ -140,9 +142,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 
   requireLlm(e, 'RECALL_LLM', e.RECALL_LLM_PROVIDER, e.RECALL_LLM_BASE_URL, 'off');
   requireLlm(e, 'EXTRACTION', e.EXTRACTION_PROVIDER, e.EXTRACTION_BASE_URL, 'rules');
-  const unknownJob = e.WORKER_JOBS.split(',').find((j) => !['consolidate', 'patterns', 'decay', 'cleanup', 'promote', 'audit_partitions'].includes(j));
+  const unknownJob = e.WORKER_JOBS.split(',').find((j) => !['consolidate', 'patterns', 'decay', 'cleanup', 'promote', 'audit_partitions', 'short_term'].includes(j));
   if (unknownJob) {
-    throw new ConfigError('WORKER_JOBS', `unknown job "${unknownJob}"`, 'use a comma-separated subset of consolidate,patterns,decay,cleanup,promote,audit_partitions');
+    throw new ConfigError('WORKER_JOBS', `unknown job "${unknownJob}"`, 'use a comma-separated subset of consolidate,patterns,decay,cleanup,promote,audit_partitions,short_term');
   }
 
   return {
@@ -274,6 +276,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       cleanupMinSalience: e.CLEANUP_MIN_SALIENCE,
       cleanupUnusedDays: e.CLEANUP_UNUSED_DAYS,
       duplicateSimilarity: e.DUPLICATE_FACT_SIMILARITY ?? local?.duplicateFactSimilarity ?? 0.95,
+      shortTermMinAccess: e.SHORT_TERM_PROMOTE_MIN_ACCESS,
     },
     semantic: { entityMatchSimilarity: e.ENTITY_MATCH_SIMILARITY ?? local?.entityMatchSimilarity ?? 0.92 },
     logLevel: e.LOG_LEVEL,

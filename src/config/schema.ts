@@ -180,8 +180,9 @@ export const envSchema = z.object({
   WORKER_JOBS: z
     .string()
     .regex(/^[a-z_]+(,[a-z_]+)*$/, 'must be a comma-separated list of job names')
-    .default('consolidate,patterns,decay,cleanup,promote,audit_partitions')
+    .default('consolidate,patterns,decay,cleanup,promote,audit_partitions,short_term')
     .describe('jobs the worker schedules'),
+  SHORT_TERM_PROMOTE_MIN_ACCESS: int(1, 1_000_000).default(3).describe('short-term entries read at least this many times are promoted to long-term facts by the short_term job (seed 001: 3)'),
   WORKER_LOCK_TTL_MS: int(1000, 3_600_000).default(300000).describe('Redis lock lifetime of a job or conversation (extended while working)'),
   WORKER_BATCH_SIZE: int(1, 10000).default(50).describe('conversations / users handled per consolidate run'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('log level'),
