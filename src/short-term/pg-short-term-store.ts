@@ -33,15 +33,15 @@ const VISIBLE = `user_id = $1 AND tenant_id IS NOT DISTINCT FROM $2 AND ($3::tex
 const WRITE = `
 INSERT INTO short_term_entries AS s (id, tenant_id, agent_id, user_id, channel, session_id, memory_key, memory_type, memory_value, ttl_seconds,
   expires_at, created_at, updated_at)
-VALUES ($4, $2, $3, $1, $5, $6, $7, $8, $9::jsonb, $10, $11::timestamptz + make_interval(secs => $10), $11, $11)
+VALUES ($4, $2, $3, $1, $5, $6, $7, $8, $9::jsonb, $10::int, $11::timestamptz + make_interval(secs => $10::int), $11::timestamptz, $11::timestamptz)
 ON CONFLICT (user_id, session_id, memory_key, tenant_id, agent_id) DO UPDATE SET
   channel = EXCLUDED.channel, memory_type = EXCLUDED.memory_type, memory_value = EXCLUDED.memory_value, ttl_seconds = EXCLUDED.ttl_seconds,
   expires_at = EXCLUDED.expires_at, updated_at = EXCLUDED.updated_at,
-  access_count = CASE WHEN s.expires_at <= $11 THEN 0 ELSE s.access_count END,
-  last_accessed_at = CASE WHEN s.expires_at <= $11 THEN NULL ELSE s.last_accessed_at END,
-  promoted_at = CASE WHEN s.expires_at <= $11 THEN NULL ELSE s.promoted_at END,
-  promoted_fact_id = CASE WHEN s.expires_at <= $11 THEN NULL ELSE s.promoted_fact_id END,
-  created_at = CASE WHEN s.expires_at <= $11 THEN EXCLUDED.created_at ELSE s.created_at END
+  access_count = CASE WHEN s.expires_at <= $11::timestamptz THEN 0 ELSE s.access_count END,
+  last_accessed_at = CASE WHEN s.expires_at <= $11::timestamptz THEN NULL ELSE s.last_accessed_at END,
+  promoted_at = CASE WHEN s.expires_at <= $11::timestamptz THEN NULL ELSE s.promoted_at END,
+  promoted_fact_id = CASE WHEN s.expires_at <= $11::timestamptz THEN NULL ELSE s.promoted_fact_id END,
+  created_at = CASE WHEN s.expires_at <= $11::timestamptz THEN EXCLUDED.created_at ELSE s.created_at END
 RETURNING ${COLUMNS}, (xmax = 0) AS created`;
 // VISIBLE params, $4 session, $5 key, $6 now -> the live rows, touched
 const TOUCH = `UPDATE short_term_entries SET access_count = access_count + 1, last_accessed_at = $6
@@ -50,8 +50,8 @@ WHERE ${VISIBLE} AND session_id = $4 AND memory_key = $5 AND expires_at > $6 RET
 const LIST = `SELECT ${COLUMNS} FROM short_term_entries WHERE ${VISIBLE} AND ($4::text IS NULL OR session_id = $4) AND expires_at > $6
 ORDER BY updated_at DESC, memory_key LIMIT $5`;
 // VISIBLE params, $4 session, $5 key, $6 ttl (null: keep), $7 now -> the live rows, extended
-const REFRESH = `UPDATE short_term_entries SET ttl_seconds = coalesce($6, ttl_seconds),
-  expires_at = $7::timestamptz + make_interval(secs => coalesce($6, ttl_seconds)), updated_at = $7
+const REFRESH = `UPDATE short_term_entries SET ttl_seconds = coalesce($6::int, ttl_seconds),
+  expires_at = $7::timestamptz + make_interval(secs => coalesce($6::int, ttl_seconds)), updated_at = $7::timestamptz
 WHERE ${VISIBLE} AND session_id = $4 AND memory_key = $5 AND expires_at > $7 RETURNING ${COLUMNS}`;
 // VISIBLE params, $4 session, $5 key -> deleted count
 const DELETE = `DELETE FROM short_term_entries WHERE ${VISIBLE} AND session_id = $4 AND memory_key = $5`;
