@@ -22,9 +22,13 @@ import { Neo4jPoolStore } from './pools';
 import { createExtractor, type Extractor } from './extraction';
 import { createChatModel, PgUsageSink } from './llm';
 import { PgObservationQueue, PgProfileStore, type ObservationQueue } from './observations';
-import { Neo4jUserGraph, RedisUserKeys, UserDataStore, UserWriteFence } from './tenancy';
+import { Neo4jUserGraph, RedisUserKeys, UserDataStore, UserWriteFence, type UserDataPart, type UserStats } from './tenancy';
 import { createJobs, PgJobStore, RedisLockService, Worker, type Clock, type JobFn, type JobName, type JobStores, type KnowledgeWriter, type LockService } from './worker';
 import type { MetricSources } from './api/metrics';
+import { PgShortTermStore, type Clock as ShortTermClock } from './short-term';
+import { PgSettingsStore } from './settings';
+import { PgLearnedInfoStore } from './observations';
+import { longTermCounts, type TierCounter } from './tiers';
 
 /** Everything the service runs on, created once and closed once. */
 export interface Mnemograph {
@@ -65,6 +69,10 @@ export interface Mnemograph {
   fence: UserWriteFence;
   /** Memory pools (src/pools): the store behind `memory.pools`, recall's pool source and the `pools` job. */
   poolStore: Neo4jPoolStore;
+  /** The short-term tier's store (jobs, tests). */
+  shortTerm: PgShortTermStore;
+  /** Per-user memory settings. */
+  settings: PgSettingsStore;
   close(): Promise<void>;
 }
 
@@ -81,6 +89,8 @@ export interface CreateOptions {
   profileSource?: ProfileSource;
   /** Replace the configured extractor (tests with a scripted LLM). */
   extractor?: Extractor;
+  /** The time source of the short-term tier's TTLs (tests run it on a fake clock); default the system clock. */
+  clock?: ShortTermClock;
 }
 
 /**
@@ -183,6 +193,19 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
 
   const observations = new PgObservationQueue(pools.primary);
   const turnLog = new PgTurnLog(pools.primary);
+  const shortTerm = new PgShortTermStore(pools.primary);
+  const settings = new PgSettingsStore(pools.primary);
+  const learnedInfo = new PgLearnedInfoStore(pools.primary);
+  const clock = opts.clock ?? { now: () => new Date() };
+  const graph = new Neo4jUserGraph(neo4j);
+  const redisKeys = new RedisUserKeys(redis, working);
+  // One counter per tier (seed 001 router stats), each from the tier's owner.
+  const tierCounters: TierCounter[] = [
+    { tier: 'working', count: async (scope) => ({ keys: await userStat(redisKeys, scope.userId, (s) => s.workingKeys) }) },
+    { tier: 'shortTerm', count: async (scope) => ({ ...(await shortTerm.counts(scope, clock.now())) }) },
+    { tier: 'longTerm', count: async (scope) => longTermCounts(await userStat(graph, scope.userId, (s) => s.nodes)) },
+    { tier: 'shared', count: async (scope) => poolStore.countShared(scope) },
+  ];
   const memory = new AgentMemory({
     episodic,
     turnLog,
@@ -205,6 +228,11 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     profiles: { get: (userId) => profileStore.get(pools.primary, userId) },
     // Bound late: the jobs write through this facade, and the facade can run them.
     runJob: (name, o) => jobRunner.runJob(name, o),
+    shortTerm,
+    clock,
+    settings,
+    learnedInfo,
+    tierCounters,
   });
 
   const extractor = opts.extractor ?? createExtractor(config.extraction, { log, usage: usageSink });
@@ -232,6 +260,8 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     auditTrail,
     ledger: jobStore,
     pools: poolStore,
+    shortTerm,
+    settings,
   };
   const jobs = createJobs({ config, stores: jobStores, knowledge, extractor, observations, locks, log });
   const census = new Neo4jGraphCensus(neo4j);
@@ -243,7 +273,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
       locks: o.locks ?? locks,
       lockTtlMs: config.worker.lockTtlMs,
       log,
-      clock: o.clock,
+      clock: o.clock ?? opts.clock,
       runLog: jobStore,
       workerId: o.workerId,
     });
@@ -251,14 +281,17 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
   // Every store's share of a user's memory, in import order (the graph before the tables):
   // forget-user, export, import and stats go through this list and nothing else.
   const userData = [
-    new Neo4jUserGraph(neo4j),
+    graph,
     turnLog.userData(),
     toolLog.userData(),
     observations.userData(),
     profileStore.userData(),
     usageSink.userData(),
     jobStore.userData(),
-    new RedisUserKeys(redis, working),
+    shortTerm.userData(),
+    settings.userData(),
+    learnedInfo.userData(),
+    redisKeys,
   ];
   const fence = new UserWriteFence(redis);
   const users = new UserDataStore(userData, pools.primary, auditTrail, { beforeErase: () => audit.flush(), graceMs: config.erasure.graceMs, fence });
@@ -290,6 +323,8 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     users,
     fence,
     poolStore,
+    shortTerm,
+    settings,
     async close() {
       await jobRunner.stop();
       await Promise.all([backgroundEmbedder.stop(), knowledgeEmbedder.stop()]);
@@ -298,6 +333,13 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
       await closeAll();
     },
   };
+}
+
+/** One figure of a user's whole-user stats as one part counts them. */
+async function userStat<T>(part: UserDataPart, userId: string, pick: (s: UserStats) => T): Promise<T> {
+  const s: UserStats = { userId, nodes: {}, rows: {}, workingKeys: 0 };
+  await part.stats(userId, s);
+  return pick(s);
 }
 
 /** The settings that shape what is stored and recalled, recorded on every audit row. */

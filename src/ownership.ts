@@ -72,7 +72,20 @@ export const OWNERS: Readonly<Record<string, Owner>> = {
     files: ['src/observations/'],
     labels: [],
     relationships: [],
-    tables: ['observations', 'user_profiles'],
+    // connection_learned_info: per-connection learned info, a schema-free document like the profile.
+    tables: ['observations', 'user_profiles', 'connection_learned_info'],
+  },
+  'short-term': {
+    files: ['src/short-term/'],
+    labels: [],
+    relationships: [],
+    tables: ['short_term_entries'],
+  },
+  settings: {
+    files: ['src/settings/'],
+    labels: [],
+    relationships: [],
+    tables: ['user_memory_settings'],
   },
   audit: {
     files: ['src/audit/'],

@@ -19,6 +19,15 @@ export const ChannelSchema = z
   .default('_global')
   .describe('memory channel: "_global" (user-wide) or a project name');
 export const GLOBAL_CHANNEL = '_global';
+/**
+ * A tool connection of the user (seed 000 §3.D: a Jira or Gmail connection instance). Facts,
+ * observations and turns may carry one; recall with `activeConnections` returns user-level
+ * items plus those of the active connections only.
+ */
+export const ConnectionIdSchema = IdSchema.describe('a tool connection of the user (connection-scoped memory)');
+/** The connections active in a request (0-50). */
+export const ActiveConnectionsSchema = z.array(ConnectionIdSchema).max(50);
+
 /** The channels a read searches (1-20, default `_global`); readers always add `_global`. */
 export const ChannelsSchema = z.array(ChannelSchema).min(1).max(20).default([GLOBAL_CHANNEL]);
 

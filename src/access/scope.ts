@@ -21,6 +21,12 @@ export interface AccessScope {
   readonly channel: string;
   /** The channels reads cover: the requested ones plus `_global`, deduplicated, in order. */
   readonly channels: readonly string[];
+  /**
+   * The tool connections active for reads (seed 000 §3.D): items without a connection plus
+   * those of these connections are visible. Null: the caller named none, and connection
+   * scoping is off (every item of the user and channels, as before connections existed).
+   */
+  readonly connections: readonly string[] | null;
 }
 
 export interface ScopeOptions {
@@ -30,6 +36,8 @@ export interface ScopeOptions {
   channels?: readonly string[];
   tenantId?: string | null;
   agentId?: string | null;
+  /** The active connections (see AccessScope.connections); null or absent: no connection scoping. */
+  connections?: readonly string[] | null;
 }
 
 /** The scope of one user's memory. */
@@ -41,12 +49,13 @@ export function userScope(userId: string, opts: ScopeOptions = {}): AccessScope 
     userId,
     channel,
     channels: Object.freeze(withGlobal(opts.channels ?? [channel])),
+    connections: opts.connections ? Object.freeze([...new Set(opts.connections)]) : null,
   });
 }
 
 /** The same principal and user, reading or writing other channels. */
 export function withChannels(scope: AccessScope, channels: readonly string[], channel = channels[0] ?? scope.channel): AccessScope {
-  return userScope(scope.userId, { channel, channels, tenantId: scope.tenantId, agentId: scope.agentId });
+  return userScope(scope.userId, { channel, channels, tenantId: scope.tenantId, agentId: scope.agentId, connections: scope.connections });
 }
 
 /** The channels a read covers: the given ones plus `_global`, deduplicated. */

@@ -5,6 +5,7 @@ import { ContextKeySchema, ContextTtlSchema } from '../working/schema';
 import { defineRoutes, MEMORY_ROLES, REVIEW_ROLES } from './contract';
 import { KNOWLEDGE_ROUTE_DEFS } from './knowledge-route-defs';
 import { POOL_ROUTE_DEFS } from './pool-route-defs';
+import { TIER_ROUTE_DEFS } from './tier-route-defs';
 import { ErasureReportSchema, OkSchema, ScoredTurnsSchema, SessionSnapshotSchema, StoreTurnResultSchema, TurnsSchema, UserStatsSchema } from './schemas';
 
 /*
@@ -184,4 +185,4 @@ export const TURN_ROUTE_DEFS = defineRoutes({
 });
 
 /** Every route definition, keyed by id, in documentation order. */
-export const ROUTE_DEFS = { ...TURN_ROUTE_DEFS, ...KNOWLEDGE_ROUTE_DEFS, ...POOL_ROUTE_DEFS };
+export const ROUTE_DEFS = { ...TURN_ROUTE_DEFS, ...KNOWLEDGE_ROUTE_DEFS, ...POOL_ROUTE_DEFS, ...TIER_ROUTE_DEFS };

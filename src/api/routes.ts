@@ -2,6 +2,7 @@ import { NotFoundError } from '../errors';
 import { bindRoutes, type Handlers, type Route } from './handlers';
 import { KNOWLEDGE_HANDLERS } from './knowledge-routes';
 import { POOL_HANDLERS } from './pool-routes';
+import { TIER_HANDLERS } from './tier-routes';
 import { ROUTE_DEFS, type TURN_ROUTE_DEFS } from './route-defs';
 
 /*
@@ -54,4 +55,4 @@ const TURN_HANDLERS = {
 } satisfies Handlers<typeof TURN_ROUTE_DEFS>;
 
 /** Every route with its handler, in documentation order. */
-export const ROUTES: readonly Route[] = bindRoutes(ROUTE_DEFS, { ...TURN_HANDLERS, ...KNOWLEDGE_HANDLERS, ...POOL_HANDLERS });
+export const ROUTES: readonly Route[] = bindRoutes(ROUTE_DEFS, { ...TURN_HANDLERS, ...KNOWLEDGE_HANDLERS, ...POOL_HANDLERS, ...TIER_HANDLERS });

@@ -98,6 +98,11 @@ export const MemoryBundleSchema = Loose('MemoryBundle', {
   profile: z.record(z.string(), z.unknown()).nullable(),
   degraded: z.array(z.string()),
   timings: z.record(z.string(), z.number()),
+  skipped: z.string().optional().describe('set when recall did not run, and why (memory disabled, recall off for this agent)'),
+  learnedInfo: z
+    .array(z.object({ connectionId: z.string(), info: z.record(z.string(), z.unknown()) }))
+    .optional()
+    .describe("the active connections' learned info"),
 });
 
 // Memory pools (src/pools): outputs described loosely, as the knowledge ones.

@@ -2,7 +2,7 @@ import type { AuditActor } from './actor';
 
 export type { AuditActor, AuditSurface } from './actor';
 export type AuditLevel = 'off' | 'writes' | 'reads' | 'verbose';
-export type MemoryType = 'episodic' | 'semantic' | 'procedural' | 'working' | 'shared' | 'system';
+export type MemoryType = 'episodic' | 'semantic' | 'procedural' | 'working' | 'short_term' | 'shared' | 'system';
 
 /** One row of `memory_audit_log`. */
 export interface AuditRecord {

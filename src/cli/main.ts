@@ -12,7 +12,7 @@ import { runJobCommand, workerCommand } from './worker-command';
 import { keysCommand } from './keys-command';
 import { reindexCommand } from './reindex-command';
 import { mcpCommand, serveCommand, startCommand } from './service-commands';
-import { exportCommand, forgetUserCommand, importCommand, searchCommand, statsCommand } from './user-commands';
+import { exportCommand, forgetUserCommand, importCommand, searchCommand, settingsCommand, statsCommand, tiersCommand, type SettingsFlags } from './user-commands';
 import { describeInit, initCommand } from './init-command';
 import { applyEnvFile } from '../config/env-file';
 import { setProcessActor } from '../audit/actor';
@@ -177,6 +177,19 @@ program
   .action(async (opts: { user?: string; tenant?: string }) => {
     process.exitCode = await statsCommand(config(), opts);
   });
+userOptions(program.command('settings').description("a user's memory settings (JSON), changed first by any of the flags"))
+  .option('--memory <on|off>', 'memory on or off (off: recall returns nothing, mining skips the user)')
+  .option('--top-k <n|default>', 'topK of a recall that names none')
+  .option('--rerank <on|off|default>', 'rerank recall (default: the configuration)')
+  .option('--auto-mine <on|off>', 'automatic mining by the worker')
+  .option('--agent <id>', 'the agent --agent-recall applies to')
+  .option('--agent-recall <on|off|default>', 'skip recall for --agent (mining goes on); default removes the override')
+  .action(async (opts: { user: string; tenant?: string } & SettingsFlags) => {
+    process.exitCode = await settingsCommand(config(), opts);
+  });
+userOptions(program.command('tiers').description('counts per memory tier of a user: working, short-term, long-term, shared')).action(async (opts: { user: string; tenant?: string }) => {
+  process.exitCode = await tiersCommand(config(), opts);
+});
 userOptions(program.command('export').description("a user's whole memory as JSON lines (stdout, or --out FILE)"))
   .option('--out <file>', 'write to this file (with a progress bar)')
   .action(async (opts: { user: string; tenant?: string; out?: string }) => {

@@ -136,3 +136,64 @@ export async function forgetUserCommand(config: Config, ref: UserRef & { yes?: b
     return 0;
   });
 }
+
+/** Flags of `mnemograph settings`: each absent flag leaves its setting unchanged. */
+export interface SettingsFlags {
+  memory?: string;
+  topK?: string;
+  rerank?: string;
+  autoMine?: string;
+  agent?: string;
+  agentRecall?: string;
+}
+
+/**
+ * `mnemograph settings --user U [--tenant T] [--memory on|off] [--top-k N|default] [--rerank on|off|default]
+ * [--auto-mine on|off] [--agent A --agent-recall on|off|default]`: prints the user's memory settings as JSON, after
+ * applying the given changes (through the facade: validated and audited).
+ */
+export async function settingsCommand(config: Config, ref: UserRef & SettingsFlags): Promise<number> {
+  return withStores(config, async (m) => {
+    const userId = internalId(ref);
+    const onOff = (flag: string, v: string | undefined, allowDefault = false): boolean | null | undefined => {
+      if (v === undefined) return undefined;
+      if (v === 'on' || v === 'off') return v === 'on';
+      if (allowDefault && v === 'default') return null;
+      throw new ValidationError(`invalid --${flag}: use on, off${allowDefault ? ' or default' : ''}`);
+    };
+    if (ref.agentRecall !== undefined && !ref.agent) throw new ValidationError('--agent-recall needs --agent <id>');
+    const agentRecall = onOff('agent-recall', ref.agentRecall, true);
+    const patch = {
+      userId,
+      memoryEnabled: onOff('memory', ref.memory) ?? undefined,
+      defaultTopK: ref.topK === undefined ? undefined : ref.topK === 'default' ? null : Number(ref.topK),
+      rerank: onOff('rerank', ref.rerank, true),
+      autoMine: onOff('auto-mine', ref.autoMine) ?? undefined,
+      agents: ref.agent && agentRecall !== undefined ? { [ref.agent]: agentRecall === null ? null : { recall: agentRecall } } : undefined,
+    };
+    const changes = Object.values(patch).filter((v) => v !== undefined).length > 1;
+    const settings = changes ? await m.memory.updateSettings(patch) : await m.memory.getSettings(userId);
+    console.log(JSON.stringify({ ...settings, userId: ref.user }, null, 2));
+    return 0;
+  });
+}
+
+/** `mnemograph tiers --user U [--tenant T]`: counts per memory tier (working, short-term, long-term, shared). */
+export async function tiersCommand(config: Config, ref: UserRef): Promise<number> {
+  return withStores(config, async (m) => {
+    const s = await m.memory.tierStats(internalId(ref));
+    console.log(`working    keys ${s.working.keys}`);
+    console.log(`short-term entries ${s.shortTerm.entries}, expired ${s.shortTerm.expired}, sessions ${s.shortTerm.sessions}, promoted ${s.shortTerm.promoted}`);
+    console.log(`long-term  episodic ${s.longTerm.episodic}, semantic ${s.longTerm.semantic}, procedural ${s.longTerm.procedural}, goals ${s.longTerm.goals}`);
+    console.log(
+      `shared     ${
+        s.shared
+          ? Object.entries(s.shared)
+              .map(([k, n]) => `${k} ${n}`)
+              .join(', ')
+          : 'not wired'
+      }`,
+    );
+    return 0;
+  });
+}

@@ -108,6 +108,26 @@ export class MnemographClient {
   /** Consolidation now, for one user. */
   consolidate = (userId: string): Promise<Out<'consolidateUser'>> => this.call(routes.consolidateUser, { userId });
 
+  // The short-term tier, settings, connection learned info and tier statistics (as AgentMemory's).
+  /** The short-term tier, as `AgentMemory.shortTerm`. */
+  readonly shortTerm = {
+    write: (input: In<'writeShortTerm'>): Promise<Out<'writeShortTerm'>> => this.call(routes.writeShortTerm, input),
+    /** The live entry (counting the access), or null when expired, missing or another agent's. */
+    get: (input: In<'getShortTerm'>): Promise<Out<'getShortTerm'> | null> => this.orNull(this.call(routes.getShortTerm, input)),
+    list: async (input: In<'listShortTerm'>): Promise<Out<'listShortTerm'>['entries']> => (await this.call(routes.listShortTerm, input)).entries,
+    refresh: (input: In<'refreshShortTerm'>): Promise<Out<'refreshShortTerm'>> => this.call(routes.refreshShortTerm, input),
+    delete: (input: In<'deleteShortTerm'>): Promise<Out<'deleteShortTerm'>> => this.call(routes.deleteShortTerm, input),
+  };
+  getSettings = (userId: string): Promise<Out<'getSettings'>> => this.call(routes.getSettings, { userId });
+  updateSettings = (input: In<'updateSettings'>): Promise<Out<'updateSettings'>> => this.call(routes.updateSettings, input);
+  getLearnedInfo = async (userId: string, connectionIds?: string[]): Promise<Out<'listLearnedInfo'>['connections']> => {
+    const all = (await this.call(routes.listLearnedInfo, { userId })).connections;
+    return connectionIds ? all.filter((c) => connectionIds.includes(c.connectionId)) : all;
+  };
+  writeLearnedInfo = (input: In<'writeLearnedInfo'>): Promise<Out<'writeLearnedInfo'>> => this.call(routes.writeLearnedInfo, input);
+  deleteLearnedInfo = (userId: string, connectionId: string): Promise<Out<'deleteLearnedInfo'>> => this.call(routes.deleteLearnedInfo, { userId, connectionId });
+  tierStats = (userId: string): Promise<Out<'tierStats'>> => this.call(routes.tierStats, { userId });
+
   /** Working memory of one session, as `AgentMemory.session(scope)`. */
   session(scope: SessionScope) {
     return {

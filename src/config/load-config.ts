@@ -87,6 +87,8 @@ export interface Config {
     cleanupMinSalience: number;
     cleanupUnusedDays: number;
     duplicateSimilarity: number;
+    /** Reads at which the short_term job promotes an entry to a long-term fact. */
+    shortTermMinAccess: number;
   };
   /** Memory pools' maintenance (the pools job). */
   pools: { duplicateCosine: number; staleThreshold: number; staleHalfLifeDays: number };
@@ -142,9 +144,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 
   requireLlm(e, 'RECALL_LLM', e.RECALL_LLM_PROVIDER, e.RECALL_LLM_BASE_URL, 'off');
   requireLlm(e, 'EXTRACTION', e.EXTRACTION_PROVIDER, e.EXTRACTION_BASE_URL, 'rules');
-  const unknownJob = e.WORKER_JOBS.split(',').find((j) => !['consolidate', 'patterns', 'decay', 'cleanup', 'promote', 'audit_partitions', 'pools'].includes(j));
+  const jobs = ['consolidate', 'patterns', 'decay', 'cleanup', 'promote', 'audit_partitions', 'pools', 'short_term'];
+  const unknownJob = e.WORKER_JOBS.split(',').find((j) => !jobs.includes(j));
   if (unknownJob) {
-    throw new ConfigError('WORKER_JOBS', `unknown job "${unknownJob}"`, 'use a comma-separated subset of consolidate,patterns,decay,cleanup,promote,audit_partitions,pools');
+    throw new ConfigError('WORKER_JOBS', `unknown job "${unknownJob}"`, `use a comma-separated subset of ${jobs.join(',')}`);
   }
 
   return {
@@ -277,6 +280,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       cleanupMinSalience: e.CLEANUP_MIN_SALIENCE,
       cleanupUnusedDays: e.CLEANUP_UNUSED_DAYS,
       duplicateSimilarity: e.DUPLICATE_FACT_SIMILARITY ?? local?.duplicateFactSimilarity ?? 0.95,
+      shortTermMinAccess: e.SHORT_TERM_PROMOTE_MIN_ACCESS,
     },
     pools: { duplicateCosine: e.POOL_DUPLICATE_SIMILARITY, staleThreshold: e.POOL_STALE_THRESHOLD, staleHalfLifeDays: e.POOL_STALE_HALF_LIFE_DAYS },
     semantic: { entityMatchSimilarity: e.ENTITY_MATCH_SIMILARITY ?? local?.entityMatchSimilarity ?? 0.92 },

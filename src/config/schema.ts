@@ -183,7 +183,7 @@ export const envSchema = z.object({
   WORKER_JOBS: z
     .string()
     .regex(/^[a-z_]+(,[a-z_]+)*$/, 'must be a comma-separated list of job names')
-    .default('consolidate,patterns,decay,cleanup,promote,audit_partitions,pools')
+    .default('consolidate,patterns,decay,cleanup,promote,audit_partitions,pools,short_term')
     .describe('jobs the worker schedules'),
   POOL_DUPLICATE_SIMILARITY: z.coerce.number().min(0).max(1).default(0.92).describe('cosine at which two entries of a memory pool (about the same user, or none) are merged by the pools job'),
   POOL_STALE_THRESHOLD: z.coerce
@@ -198,6 +198,7 @@ export const envSchema = z.object({
     .max(3650)
     .default(30)
     .describe('days after which an unread pool entry is half way to stale (also the recency half-life of its effective relevance)'),
+  SHORT_TERM_PROMOTE_MIN_ACCESS: int(1, 1_000_000).default(3).describe('short-term entries read at least this many times are promoted to long-term facts by the short_term job (seed 001: 3)'),
   WORKER_LOCK_TTL_MS: int(1000, 3_600_000).default(300000).describe('Redis lock lifetime of a job or conversation (extended while working)'),
   WORKER_BATCH_SIZE: int(1, 10000).default(50).describe('conversations / users handled per consolidate run'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('log level'),

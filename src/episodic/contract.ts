@@ -200,8 +200,11 @@ export interface ConsolidationTurn {
  * archiving. Checkpoints only move forward; every write is idempotent.
  */
 export interface ConversationUpkeep {
-  /** Up to `limit` live conversations with turns past their checkpoint, oldest activity first; `userIds` null = everyone's. */
-  findUnconsolidated(limit: number, userIds: readonly string[] | null): Promise<UnconsolidatedConversation[]>;
+  /**
+   * Up to `limit` live conversations with turns past their checkpoint, oldest activity first;
+   * `userIds` null = everyone's; the users in `skipUserIds` (automatic mining off) left out.
+   */
+  findUnconsolidated(limit: number, userIds: readonly string[] | null, skipUserIds?: readonly string[]): Promise<UnconsolidatedConversation[]>;
   /** The conversation's checkpoint and turn count; null when it no longer exists (its user was erased). */
   consolidationState(conversationId: string): Promise<{ through: number; turnCount: number } | null>;
   /** Up to `limit` turns of the user's conversation after index `after`, in order. */

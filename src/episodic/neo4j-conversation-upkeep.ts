@@ -3,11 +3,11 @@ import type { ConsolidationTurn, ConversationUpkeep, PatternCandidate, Unconsoli
 
 const TAG = (op: string) => ({ subsystem: 'episodic', op });
 
-// $limit, $userIds (null = all) -> {id, userId, channel, through, turnCount}: conversations with turns not yet consolidated
+// $limit, $userIds (null = all), $skipUserIds -> {id, userId, channel, through, turnCount}: conversations with turns not yet consolidated
 // (never consolidated, or turns past the checkpoint), oldest activity first.
 const FIND_UNCONSOLIDATED = `
 MATCH (c:Conversation)
-WHERE ($userIds IS NULL OR c.user_id IN $userIds) AND NOT coalesce(c.archived, false) AND coalesce(c.turn_count, 0) > 0
+WHERE ($userIds IS NULL OR c.user_id IN $userIds) AND NOT c.user_id IN $skipUserIds AND NOT coalesce(c.archived, false) AND coalesce(c.turn_count, 0) > 0
   AND (c.consolidated IS NULL OR coalesce(c.consolidated_through, -1) < c.turn_count - 1)
 RETURN c.id AS id, c.user_id AS userId, c.channel AS channel, coalesce(c.consolidated_through, -1) AS through, c.turn_count AS turnCount
 ORDER BY c.last_turn_at LIMIT toInteger($limit)`;
@@ -68,8 +68,8 @@ const CONSOLIDATION_BACKLOG = `MATCH (c:Conversation) WHERE c.consolidated IS NU
 export class Neo4jConversationUpkeep implements ConversationUpkeep {
   constructor(private readonly db: CypherRunner) {}
 
-  findUnconsolidated(limit: number, userIds: readonly string[] | null): Promise<UnconsolidatedConversation[]> {
-    return this.db.read<UnconsolidatedConversation>(FIND_UNCONSOLIDATED, { limit, userIds }, TAG('find-unconsolidated'));
+  findUnconsolidated(limit: number, userIds: readonly string[] | null, skipUserIds: readonly string[] = []): Promise<UnconsolidatedConversation[]> {
+    return this.db.read<UnconsolidatedConversation>(FIND_UNCONSOLIDATED, { limit, userIds, skipUserIds }, TAG('find-unconsolidated'));
   }
 
   async consolidationState(conversationId: string): Promise<{ through: number; turnCount: number } | null> {

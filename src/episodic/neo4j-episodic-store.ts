@@ -131,10 +131,12 @@ RETURN ${TURN} AS turn ORDER BY t.timestamp DESC, t.index DESC LIMIT toInteger($
 const TURN_METADATA_MATCH = `($source IS NULL OR t.source = $source) AND ($sessionId IS NULL OR t.session_id = $sessionId)
   AND ($connectionId IS NULL OR t.connection_id = $connectionId) AND ($contextType IS NULL OR t.context_type = $contextType)`;
 
-// The recall filters every search below shares: $userId, $channels, $since, $until and the
-// metadata filters of TURN_METADATA_MATCH.
+// The recall filters every search below shares: $userId, $channels, $since, $until, the
+// active connections $connections (null = no connection scoping; else turns without a
+// connection plus those of the listed ones) and the metadata filters of TURN_METADATA_MATCH.
 const RECALL_FILTER = `t.user_id = $userId AND t.channel IN $channels AND NOT t.archived
   AND t.timestamp >= datetime($since) AND t.timestamp <= datetime($until)
+  AND ($connections IS NULL OR t.connection_id IS NULL OR t.connection_id IN $connections)
   AND ${TURN_METADATA_MATCH}`;
 
 /**
@@ -437,6 +439,7 @@ function recallParams(scope: AccessScope, q: TurnSearch): Record<string, unknown
     timeMention: TIME_MENTION_CYPHER,
     userId: scope.userId,
     channels: scope.channels,
+    connections: scope.connections,
     since: q.since ?? MIN_TIME,
     until: q.until ?? MAX_TIME,
     limit: q.limit,

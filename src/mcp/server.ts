@@ -22,6 +22,8 @@ export interface McpScope {
 export interface McpDeps {
   memory: AgentMemory;
   users?: UserDataStore;
+  /** false: leave the short-term tools out (a facade without the tier). */
+  shortTerm?: boolean;
 }
 
 /** Longest text a tool returns; agents complain of tools that flood the context. */
@@ -224,7 +226,62 @@ export function createMcpServer(deps: McpDeps, scope: McpScope): McpServer {
         }),
     );
   }
+  if (deps.shortTerm !== false) registerShortTermTools(server, memory, scope);
   return server;
+}
+
+/**
+ * The short-term tier for the agent's own session (seed 001): note something for the next
+ * hour, read it back (each read counts; read 3 times, it is promoted to long-term memory).
+ * The session is the call's, else the MCP session conversation, else "mcp".
+ */
+function registerShortTermTools(server: McpServer, memory: AgentMemory, scope: McpScope): void {
+  const session = (s?: string) => s ?? scope.conversationId ?? 'mcp';
+  server.registerTool(
+    'short_term_write',
+    {
+      description:
+        'Keep a note in short-term memory for this session (task context, a tool result, a reflection) for ttlSeconds (default 1 hour). Notes read 3 times are promoted to long-term memory.',
+      inputSchema: {
+        key: z.string().min(1).max(200).describe('a short name to read it back by, e.g. current_task'),
+        value: z.string().min(1).max(20_000).describe('the note (text or JSON)'),
+        type: z.enum(['task_context', 'conversation', 'tool_result', 'reflection', 'observation']).default('task_context'),
+        ttlSeconds: z.number().int().min(1).max(2_592_000).optional(),
+        sessionId: z.string().min(1).max(128).optional().describe('defaults to the session conversation'),
+      },
+    },
+    (args) =>
+      run(async () => {
+        const r = await memory.shortTerm.write({
+          userId: scope.userId,
+          channel: scope.channel,
+          sessionId: session(args.sessionId),
+          key: args.key,
+          type: args.type,
+          value: args.value,
+          ttlSeconds: args.ttlSeconds,
+        });
+        return `${r.created ? 'noted' : 'updated'} ${args.key} until ${r.entry.expiresAt}`;
+      }),
+  );
+  server.registerTool(
+    'short_term_read',
+    {
+      description: 'Read short-term notes of this session: one by key, or all live ones (newest first) without a key.',
+      inputSchema: { key: z.string().min(1).max(200).optional(), sessionId: z.string().min(1).max(128).optional() },
+      annotations: { readOnlyHint: false },
+    },
+    (args) =>
+      run(async () => {
+        const sessionId = session(args.sessionId);
+        if (args.key) {
+          const e = await memory.shortTerm.get({ userId: scope.userId, sessionId, key: args.key });
+          return `${e.key} (${e.type}, read ${e.accessCount}×, until ${e.expiresAt}): ${typeof e.value === 'string' ? e.value : JSON.stringify(e.value)}`;
+        }
+        const entries = await memory.shortTerm.list({ userId: scope.userId, sessionId, limit: 50 });
+        return entries.length ? entries.map((e) => `${e.key} (${e.type}): ${clip(typeof e.value === 'string' ? e.value : JSON.stringify(e.value))}`).join('\n') : 'no short-term notes';
+      }),
+  );
 }
 
 /** Runs a tool body; typed errors become a short tool error the model can act on. */

@@ -20,10 +20,10 @@ import type { BackgroundEmbedder } from '../episodic/background-embedder';
 import { embeddingText, prepareTurn } from '../episodic/prepare';
 import type { Logger } from '../infra/logger';
 import { LOCAL_PRINCIPAL, principalScope, type AccessPrincipal, type AccessScope, type ScopeOptions } from '../access';
-import { IdSchema, UserIdSchema, parseInput, windowStart } from '../schemas';
+import { ConnectionIdSchema, IdSchema, UserIdSchema, parseInput, windowStart } from '../schemas';
 import { sessionScope, type ActiveGoal, type SessionScope, type WorkingMemoryStore } from '../working';
 import { ContextKeySchema, ContextTtlSchema, SessionSchema } from '../working/schema';
-import { formatContext, FormatOptionsSchema, RecallQuerySchema, type FormatOptions, type MemoryBundle, type RecallEngine, type RecallQuery } from '../retrieval';
+import { formatContext, FormatOptionsSchema, RecallQuerySchema, type FormatOptions, type MemoryBundle, type ParsedRecallQuery, type RecallEngine, type RecallQuery } from '../retrieval';
 import { SemanticMemory, type PromotionThresholds, type SemanticStore } from '../semantic';
 import { ProceduralMemory, type ProceduralStore, type ToolInvocationLog } from '../procedural';
 import { GoalMemory, type GoalStore } from '../goals';
@@ -33,6 +33,12 @@ import { ObservationInputSchema, type Observation, type ObservationCategory, typ
 import type { UserProfile } from '../observations/profile';
 import type { JobName } from '../worker/contract';
 import type { JobRunResult } from '../worker/worker';
+import { ShortTermMemory, type Clock, type ShortTermStore } from '../short-term';
+import { recallSkipReason, SettingsUpdateSchema, type MemorySettings, type SettingsStore, type SettingsUpdate } from '../settings';
+import { LearnedInfoWriteSchema, type LearnedInfo, type LearnedInfoWrite } from '../observations/schema';
+import type { LearnedInfoStore } from '../observations/learned-info';
+import { tierStats, type TierCounter, type TierStats } from '../tiers';
+import { NotFoundError } from '../errors';
 
 export interface AgentMemoryDeps {
   episodic: EpisodicStore;
@@ -60,6 +66,15 @@ export interface AgentMemoryDeps {
   profiles?: { get(userId: string): Promise<UserProfile> };
   /** Runs a worker job now (src/worker); the composition root binds it. */
   runJob?: (name: JobName, opts?: { userIds?: string[] }) => Promise<JobRunResult>;
+  /** The short-term tier (src/short-term) and the clock its TTLs are read against. */
+  shortTerm?: ShortTermStore;
+  clock?: Clock;
+  /** Per-user memory settings (src/settings): recall honours them. */
+  settings?: SettingsStore;
+  /** Connection-scoped learned info (src/observations/learned-info.ts). */
+  learnedInfo?: LearnedInfoStore;
+  /** One counter per memory tier (src/tiers); the shared tier's is added by the pools module. */
+  tierCounters?: TierCounter[];
 }
 
 /**
@@ -195,15 +210,114 @@ export class AgentMemory {
    * Invalid input throws ValidationError.
    */
   async remember(query: RecallQuery): Promise<MemoryBundle> {
-    const q = parseInput(RecallQuerySchema, query, 'recall query');
     // The principal's agent is in the scope: recall then also searches the pools it may read.
-    return this.d.recall.recall(q, this.scope(q.userId, { channels: q.channels }));
+    // The user's settings fill what the call leaves unset (topK, rerank) and may switch recall
+    // off for the user or this agent; a user who never changed them reads the defaults.
+    const raw = parseInput(RecallQuerySchema, query, 'recall query');
+    const settings = this.d.settings ? await this.d.settings.get(raw.userId) : undefined;
+    const skip = settings ? recallSkipReason(settings, this.principal.agentId) : null;
+    const q = settings ? withSettings(raw, query, settings) : raw;
+    const scope = this.scope(q.userId, { channels: q.channels, connections: q.activeConnections ?? null });
+    if (skip) return { ...emptyBundle(q, [...scope.channels]), skipped: skip };
+    const [bundle, learned] = await Promise.all([
+      this.d.recall.recall(q, scope),
+      q.activeConnections?.length && this.d.learnedInfo ? this.d.learnedInfo.list(q.userId, q.activeConnections) : Promise.resolve([]),
+    ]);
+    return learned.length > 0 ? { ...bundle, learnedInfo: learned } : bundle;
   }
 
   /** A compact prompt block for `bundle` within `tokenBudget` tokens; '' when the bundle is empty. */
   formatContext(bundle: MemoryBundle, opts: FormatOptions = {}): string {
     parseInput(FormatOptionsSchema, opts, 'format options');
     return formatContext(bundle, opts);
+  }
+
+  // --- Short-term tier, settings, connection learned info, tier statistics.
+
+  private stm?: ShortTermMemory;
+  /** The short-term tier of agent sessions (src/short-term): typed entries with a TTL, durable in PostgreSQL. */
+  get shortTerm(): ShortTermMemory {
+    if (!this.d.shortTerm) throw new ValidationError('the short-term tier is not configured in this AgentMemory');
+    return (this.stm ??= new ShortTermMemory({ store: this.d.shortTerm, audit: this.d.audit, clock: this.d.clock ?? { now: () => new Date() } }, this.principal));
+  }
+
+  /** A user's memory settings (the defaults when never changed). */
+  async getSettings(userId: string): Promise<MemorySettings> {
+    const u = parseInput(UserIdSchema, userId, 'user id');
+    return this.settingsStore().get(u);
+  }
+
+  /** Changes a user's memory settings (absent keys unchanged; an agent set to null loses its override); audited. */
+  async updateSettings(input: SettingsUpdate): Promise<MemorySettings> {
+    const { userId, ...patch } = parseInput(SettingsUpdateSchema, input, 'settings update');
+    const t0 = performance.now();
+    const settings = await this.settingsStore().update(userId, patch);
+    this.d.audit.logWrite({
+      operation: 'update_settings',
+      memoryType: 'system',
+      userId,
+      channel: '_global',
+      affectedIds: [],
+      latencyMs: performance.now() - t0,
+      payload: patch,
+      metadata: this.actor(),
+    });
+    return settings;
+  }
+
+  /** The learned-info documents of the user's connections (all, or the given ones). */
+  async getLearnedInfo(userId: string, connectionIds?: string[]): Promise<LearnedInfo[]> {
+    const u = parseInput(UserIdSchema, userId, 'user id');
+    return this.learnedInfoStore().list(u, connectionIds ?? null);
+  }
+
+  /**
+   * Replaces or merges one connection's learned info (seed 000 §3.E); stringified JSON
+   * values are parsed. Audited.
+   */
+  async writeLearnedInfo(input: LearnedInfoWrite): Promise<LearnedInfo> {
+    const w = parseInput(LearnedInfoWriteSchema, input, 'learned info');
+    const t0 = performance.now();
+    const doc = await this.learnedInfoStore().write(w.userId, w.connectionId, w.info, w.mode);
+    this.d.audit.logWrite({
+      operation: `learned_info_${w.mode}`,
+      memoryType: 'semantic',
+      userId: w.userId,
+      channel: '_global',
+      affectedIds: [w.connectionId],
+      latencyMs: performance.now() - t0,
+      payload: { info: w.info },
+      metadata: this.actor(),
+    });
+    return doc;
+  }
+
+  /** Deletes one connection's learned info; NotFoundError when there is none. Audited. */
+  async deleteLearnedInfo(userId: string, connectionId: string): Promise<{ deleted: true }> {
+    const q = parseInput(z.object({ userId: UserIdSchema, connectionId: ConnectionIdSchema }), { userId, connectionId }, 'learned info');
+    if (!(await this.learnedInfoStore().delete(q.userId, q.connectionId))) throw new NotFoundError('learned info', q.connectionId);
+    this.d.audit.logWrite({ operation: 'learned_info_delete', memoryType: 'semantic', userId: q.userId, channel: '_global', affectedIds: [q.connectionId], metadata: this.actor() });
+    return { deleted: true };
+  }
+
+  /** Counts per memory tier (working, short-term, long-term, shared) for the user, as this principal sees them. */
+  async tierStats(userId: string): Promise<TierStats> {
+    const u = parseInput(UserIdSchema, userId, 'user id');
+    return tierStats(this.d.tierCounters ?? [], this.scope(u));
+  }
+
+  private settingsStore(): SettingsStore {
+    if (!this.d.settings) throw new ValidationError('settings are not configured in this AgentMemory');
+    return this.d.settings;
+  }
+
+  private learnedInfoStore(): LearnedInfoStore {
+    if (!this.d.learnedInfo) throw new ValidationError('connection learned info is not configured in this AgentMemory');
+    return this.d.learnedInfo;
+  }
+
+  private actor(): Record<string, unknown> {
+    return { tenantId: this.principal.tenantId, keyId: this.principal.keyId, agentId: this.principal.agentId };
   }
 
   /** Runs a read and records it in the audit log (kept at level `reads` and above). */
@@ -300,7 +414,7 @@ export class AgentMemory {
     userId: string,
     content: string,
     category: ObservationCategory,
-    opts: { channel?: string; id?: string; sourceMetadata?: Record<string, string | number | boolean> } = {},
+    opts: { channel?: string; id?: string; connectionId?: string; sourceMetadata?: Record<string, string | number | boolean> } = {},
   ): Promise<{ observation: Observation; created: boolean }> {
     const o = parseInput(ObservationInputSchema, { userId, content, category, ...opts }, 'observation');
     if (!this.d.observations) throw new ValidationError('observations are not configured in this AgentMemory');
@@ -310,6 +424,7 @@ export class AgentMemory {
       category: o.category,
       content: o.content,
       sourceMetadata: o.sourceMetadata ?? {},
+      connectionId: o.connectionId ?? null,
     });
     if (result.created) {
       this.d.audit.logWrite({
@@ -393,6 +508,18 @@ function scopeOf(principal: AccessPrincipal, turn: Turn): SessionScope {
 
 /** Pool search fusion when the composition root gives none: the recall defaults. */
 const DEFAULT_POOL_FUSION: FusionSettings = { rrfK: 60, vectorWeight: 1, minVectorScore: 0.875 };
+
+/** The query with the user's settings where the call left them unset: topK (the schema's default is 10) and rerank. */
+function withSettings(q: ParsedRecallQuery, asked: RecallQuery, s: MemorySettings): ParsedRecallQuery {
+  const topK = asked.topK === undefined && s.defaultTopK !== null ? s.defaultTopK : q.topK;
+  const rerank = q.techniques?.rerank === undefined && s.rerank !== null ? s.rerank : q.techniques?.rerank;
+  return { ...q, topK, techniques: rerank === undefined ? q.techniques : { ...q.techniques, rerank } };
+}
+
+/** A bundle with nothing in it (recall skipped by settings). */
+function emptyBundle(q: ParsedRecallQuery, channels: string[]): MemoryBundle {
+  return { query: q.query, userId: q.userId, channels, turns: [], facts: [], entities: [], strategies: [], goals: [], pools: [], profile: null, degraded: [], timings: { total: 0 } };
+}
 
 function hoursAgo(hours: number): string {
   return windowStart(hours);

@@ -16,6 +16,8 @@ export interface Observation {
   category: ObservationCategory;
   content: string;
   sourceMetadata: Record<string, string | number | boolean>;
+  /** The tool connection it was learned on (facts made from it carry it); null: user-level. */
+  connectionId: string | null;
   createdAt: string;
   processedAt: string | null;
   attempts: number;
@@ -41,7 +43,7 @@ export interface ObservationQueue {
    */
   record(
     scope: AccessScope,
-    input: { id: string; category: ObservationCategory; content: string; sourceMetadata: Record<string, string | number | boolean> },
+    input: { id: string; category: ObservationCategory; content: string; sourceMetadata: Record<string, string | number | boolean>; connectionId?: string | null },
   ): Promise<{ observation: Observation; created: boolean }>;
   get(userId: string, id: string): Promise<Observation | null>;
   /** Users with pending observations, oldest pending first. */

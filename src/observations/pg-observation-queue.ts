@@ -13,17 +13,18 @@ interface ObservationRow {
   category: ObservationCategory;
   content: string;
   source_metadata: Record<string, string | number | boolean>;
+  connection_id: string | null;
   created_at: Date;
   processed_at: Date | null;
   attempts: number;
   last_error: string | null;
 }
 
-const COLUMNS = 'id, user_id, channel, category, content, source_metadata, created_at, processed_at, attempts, last_error';
+const COLUMNS = 'id, user_id, channel, category, content, source_metadata, connection_id, created_at, processed_at, attempts, last_error';
 
-// $1 id, $2 user, $3 channel, $4 category, $5 content, $6 metadata -> the row, or none when the id exists
-const INSERT = `INSERT INTO observations (id, user_id, channel, category, content, source_metadata)
-VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING RETURNING ${COLUMNS}`;
+// $1 id, $2 user, $3 channel, $4 category, $5 content, $6 metadata, $7 connection -> the row, or none when the id exists
+const INSERT = `INSERT INTO observations (id, user_id, channel, category, content, source_metadata, connection_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING RETURNING ${COLUMNS}`;
 // $1 user, $2 id -> the row
 const GET = `SELECT ${COLUMNS} FROM observations WHERE user_id = $1 AND id = $2`;
 // $1 limit -> user_id of users with pending rows, oldest pending first
@@ -42,8 +43,16 @@ const MARK_FAILED = 'UPDATE observations SET attempts = attempts + 1, last_attem
 export class PgObservationQueue implements ObservationQueue {
   constructor(private readonly pool: pg.Pool) {}
 
-  async record(scope: AccessScope, input: { id: string; category: ObservationCategory; content: string; sourceMetadata: Record<string, string | number | boolean> }) {
-    const inserted = await this.pool.query<ObservationRow>(INSERT, [input.id, scope.userId, scope.channel, input.category, input.content, JSON.stringify(input.sourceMetadata)]);
+  async record(scope: AccessScope, input: { id: string; category: ObservationCategory; content: string; sourceMetadata: Record<string, string | number | boolean>; connectionId?: string | null }) {
+    const inserted = await this.pool.query<ObservationRow>(INSERT, [
+      input.id,
+      scope.userId,
+      scope.channel,
+      input.category,
+      input.content,
+      JSON.stringify(input.sourceMetadata),
+      input.connectionId ?? null,
+    ]);
     if (inserted.rows[0]) return { observation: toObservation(inserted.rows[0]), created: true };
     const existing = await this.get(scope.userId, input.id);
     // The id exists but belongs to someone else: refuse rather than reveal or overwrite it.
@@ -103,6 +112,7 @@ function toObservation(r: ObservationRow): Observation {
     category: r.category,
     content: r.content,
     sourceMetadata: r.source_metadata,
+    connectionId: r.connection_id,
     createdAt: r.created_at.toISOString(),
     processedAt: r.processed_at ? r.processed_at.toISOString() : null,
     attempts: r.attempts,

@@ -95,6 +95,10 @@ export interface MemoryBundle {
   degraded: string[];
   /** Milliseconds per stage (RecallMetrics). */
   timings: Record<string, number>;
+  /** Set when recall did not run, and why (memory disabled, recall off for this agent in the user's settings). */
+  skipped?: string;
+  /** The active connections' learned info (seed 000 §3.E), for the context block. */
+  learnedInfo?: Array<{ connectionId: string; info: Record<string, unknown> }>;
 }
 
 /** Counts access on everything a recall returned; written in batches off the request path. */

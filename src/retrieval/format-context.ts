@@ -25,7 +25,9 @@ const HEADER = 'Memories relevant to this request, most relevant first. Cite the
  */
 export function formatContext(bundle: MemoryBundle, opts: FormatOptions = {}): string {
   const budget = opts.tokenBudget ?? 1_000;
-  const lines = memoryLines(bundle);
+  // The active connections' learned info leads (seed 000 §3.C: deterministic context before
+  // retrieved facts), then memories by relevance, then the profile.
+  const lines = [...learnedInfoLines(bundle), ...memoryLines(bundle)];
   const profile = profileLine(bundle.profile);
   if (lines.length === 0 && !profile) return '';
   const fixed = countTokens(`${OPEN}\n${HEADER}\n${CLOSE}`) + 2;
@@ -72,6 +74,19 @@ function memoryLines(b: MemoryBundle): Line[] {
     .map((l, i) => ({ l, i }))
     .sort((a, b) => b.l.relevance - a.l.relevance || a.i - b.i)
     .map((x) => x.l);
+}
+
+/** One line per active connection with learned info: `- [connection:<id>] learned info: key: value; ...`. */
+function learnedInfoLines(b: MemoryBundle): Line[] {
+  return (b.learnedInfo ?? [])
+    .filter((l) => Object.keys(l.info).length > 0)
+    .map((l) => ({
+      relevance: Number.POSITIVE_INFINITY,
+      head: `- [connection:${l.connectionId}] learned info:`,
+      body: Object.entries(l.info)
+        .map(([k, v]) => `${k.replace(/_/g, ' ')}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
+        .join('; '),
+    }));
 }
 
 /** The few words after an item that change how it reads: a fact no longer current, a goal's urgency, a strategy's record, an entity's links. */

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { ChannelsSchema, TimestampSchema, UserIdSchema, WindowHoursSchema } from '../schemas';
+import { ActiveConnectionsSchema, ChannelsSchema, TimestampSchema, UserIdSchema, WindowHoursSchema } from '../schemas';
 
 /*
  * The wire contract of recall: zod only (the HTTP client bundles it for browsers).
@@ -61,6 +61,12 @@ export const RecallQuerySchema = z
       })
       .strict()
       .optional(),
+    /**
+     * The user's tool connections active now (seed 000 §3.D): turns and facts without a
+     * connection plus those of these connections come back, and the context block shows
+     * their learned info. Absent: no connection scoping (everything of the user).
+     */
+    activeConnections: ActiveConnectionsSchema.optional(),
     /** The moment relative expressions ("last week") are read against; default now. */
     asOf: IsoTime.optional(),
     techniques: TechniquesSchema.optional(),

@@ -84,6 +84,8 @@ export interface Fact {
   /** For a `_global` fact made by promotion: the project fact it came from. */
   promotedFrom: string | null;
   properties: Record<string, string | number | boolean>;
+  /** The tool connection the fact is scoped to (seed 000 §3.D); null: a user-level fact. */
+  connectionId: string | null;
   /** False while the embedding is pending (the embedder failed at write time). */
   embedded: boolean;
 }
@@ -201,6 +203,8 @@ export interface NewFact {
   needsReview: boolean;
   salience?: number;
   properties?: Record<string, string | number | boolean>;
+  /** Scopes the fact to one tool connection (recall returns it only while that connection is active). */
+  connectionId?: string;
   embedding?: number[];
 }
 

@@ -46,7 +46,10 @@ const FACT = `{ id: f.id, userId: f.user_id, channel: f.channel, claim: f.claim,
   validTo: toString(f.valid_to), status: f.status, protected: coalesce(f.protected, false), needsReview: coalesce(f.needs_review, false),
   salience: f.salience, accessCount: f.access_count, lastAccessed: toString(f.last_accessed), createdAt: toString(f.created_at),
   aboutEntityIds: about, supersededBy: f.superseded_by, promotedFrom: f.promoted_from, propertiesJson: f.properties_json,
-  embedded: f.embedding IS NOT NULL }`;
+  connectionId: f.connection_id, embedded: f.embedding IS NOT NULL }`;
+// Fact `f` is visible to the active connections $connections (seed 000 §3.D): null = no
+// connection scoping; else facts without a connection plus those of the listed ones.
+const FACT_CONNECTIONS = `($connections IS NULL OR f.connection_id IS NULL OR f.connection_id IN $connections)`;
 const WITH_ABOUT = `OPTIONAL MATCH (f)-[:ABOUT]->(ae:Entity) WITH f, collect(ae.id) AS about`;
 
 // Projection of a typed relationship `r` from `a` to `b`.
@@ -137,10 +140,10 @@ RETURN ${FACT} AS fact`;
 // $id -> {userId}: who owns a fact id (for idempotent creates)
 const FACT_OWNER = `MATCH (f:Fact {id: $id}) RETURN f.user_id AS userId`;
 
-// $userId, $channel, $key, $predicate -> {id}: an active fact with the same normalized claim
+// $userId, $channel, $key, $predicate, $connectionId -> {id}: an active fact with the same normalized claim (and connection)
 const SAME_CLAIM = `
 MATCH (f:Fact) WHERE f.user_id = $userId AND f.channel = $channel AND f.claim_key = $key AND f.status = 'active'
-  AND coalesce(f.predicate, '') = coalesce($predicate, '')
+  AND coalesce(f.predicate, '') = coalesce($predicate, '') AND coalesce(f.connection_id, '') = coalesce($connectionId, '')
 RETURN f.id AS id ORDER BY f.created_at LIMIT 1`;
 
 // $row -> {fact}: creates a fact with its links; superseded facts are closed
@@ -151,7 +154,7 @@ CREATE (f:Fact {id: $row.id, user_id: $row.userId, channel: $row.channel, scope_
   source_turn_id: $row.sourceTurnId, temporal: $row.temporal, valid_from: datetime($row.validFrom),
   valid_to: CASE WHEN $row.validTo IS NULL THEN null ELSE datetime($row.validTo) END, status: 'active', protected: false,
   decay_rate: 0.05, needs_review: $row.needsReview, salience: $row.salience, access_count: 0, mention_count: 1,
-  properties_json: $row.propertiesJson, created_at: datetime(), updated_at: datetime(),
+  properties_json: $row.propertiesJson, connection_id: $row.connectionId, created_at: datetime(), updated_at: datetime(),
   embedding_pending: CASE WHEN $row.embedding IS NULL THEN true ELSE null END})
 CREATE (u)-[:HAS_FACT]->(f)
 WITH f
@@ -193,9 +196,9 @@ SET f.status = 'retracted', f.valid_to = datetime(), f.retract_reason = $reason,
 WITH f ${WITH_ABOUT}
 RETURN ${FACT} AS fact`;
 
-// $userId, $channels, $includeInactive, $minConfidence, $entityId, $predicate, $limit -> {fact} newest first
+// $userId, $channels, $connections, $includeInactive, $minConfidence, $entityId, $predicate, $limit -> {fact} newest first
 const FIND_FACTS = `
-MATCH (f:Fact) WHERE f.user_id = $userId AND f.channel IN $channels AND ($includeInactive OR f.status = 'active')
+MATCH (f:Fact) WHERE f.user_id = $userId AND f.channel IN $channels AND ($includeInactive OR f.status = 'active') AND ${FACT_CONNECTIONS}
   AND f.confidence >= $minConfidence AND ($predicate IS NULL OR f.predicate = $predicate)
   AND ($entityId IS NULL OR EXISTS { (f)-[:ABOUT]->(:Entity {id: $entityId}) })
 ${WITH_ABOUT}
@@ -248,9 +251,9 @@ const ENTITIES_BY_ID = `UNWIND $ids AS eid MATCH (e:Entity {id: eid}) RETURN ${E
 const RELS_AMONG = `
 MATCH (a:Entity)-[r]->(b:Entity) WHERE a.id IN $ids AND b.id IN $ids AND r.user_id = $userId AND r.valid_to IS NULL
 RETURN ${REL} AS rel ORDER BY r.created_at`;
-// $userId, $ids, $limit -> {fact}: active facts about the entities, most confident first
+// $userId, $ids, $connections, $limit -> {fact}: active facts about the entities (visible to the connections), most confident first
 const FACTS_ABOUT = `
-MATCH (f:Fact)-[:ABOUT]->(x:Entity) WHERE x.id IN $ids AND f.user_id = $userId AND f.status = 'active'
+MATCH (f:Fact)-[:ABOUT]->(x:Entity) WHERE x.id IN $ids AND f.user_id = $userId AND f.status = 'active' AND ${FACT_CONNECTIONS}
 WITH DISTINCT f
 ${WITH_ABOUT}
 RETURN ${FACT} AS fact ORDER BY f.confidence DESC, f.created_at DESC LIMIT toInteger($limit)`;
@@ -268,19 +271,19 @@ RETURN ${REL} AS rel ORDER BY r.valid_from, r.created_at LIMIT toInteger($limit)
 // $userId, $entityId -> {n}: whether the entity (live or deleted) is the user's
 const ENTITY_EXISTS = `MATCH (e:Entity {id: $entityId}) WHERE e.user_id = $userId RETURN count(e) AS n`;
 
-// $k, $embedding, $userId, $channels, $includeInactive, $minConfidence, $limit -> {fact, score}
+// $k, $embedding, $userId, $channels, $connections, $includeInactive, $minConfidence, $limit -> {fact, score}
 const VECTOR_FACTS = `
 CALL db.index.vector.queryNodes('fact_embeddings', toInteger($k), $embedding) YIELD node AS f, score
-WHERE f.user_id = $userId AND f.channel IN $channels AND ($includeInactive OR f.status = 'active') AND f.confidence >= $minConfidence
+WHERE f.user_id = $userId AND f.channel IN $channels AND ($includeInactive OR f.status = 'active') AND f.confidence >= $minConfidence AND ${FACT_CONNECTIONS}
 WITH f, score ORDER BY score DESC LIMIT toInteger($limit)
 ${WITH_ABOUT.replace('WITH f,', 'WITH f, score,')}
 RETURN ${FACT} AS fact, score ORDER BY score DESC`;
 
-// $embedding, $userId, $channels, $includeInactive, $minConfidence, $limit -> {fact, score}: exact cosine over the
+// $embedding, $userId, $channels, $connections, $includeInactive, $minConfidence, $limit -> {fact, score}: exact cosine over the
 // user's facts (index seek on user_id, channel) when the shared index's neighbourhood holds too few of them;
 // vector.similarity.cosine is normalised like the index score, (1 + cos) / 2
 const VECTOR_FACTS_EXACT = `
-MATCH (f:Fact) WHERE f.user_id = $userId AND f.channel IN $channels AND ($includeInactive OR f.status = 'active') AND f.confidence >= $minConfidence
+MATCH (f:Fact) WHERE f.user_id = $userId AND f.channel IN $channels AND ($includeInactive OR f.status = 'active') AND f.confidence >= $minConfidence AND ${FACT_CONNECTIONS}
   AND f.embedding IS NOT NULL
 WITH f, vector.similarity.cosine(f.embedding, $embedding) AS score ORDER BY score DESC LIMIT toInteger($limit)
 ${WITH_ABOUT.replace('WITH f,', 'WITH f, score,')}
@@ -299,10 +302,10 @@ MATCH (e:Entity) WHERE e.user_id = $userId AND e.channel IN $channels AND e.vali
 WITH e, vector.similarity.cosine(e.embedding, $embedding) AS score ORDER BY score DESC LIMIT toInteger($limit)
 RETURN ${ENTITY} AS entity, score ORDER BY score DESC`;
 
-// $k, $query, $userId, $channels, $includeInactive, $minConfidence, $limit -> {fact, score}
+// $k, $query, $userId, $channels, $connections, $includeInactive, $minConfidence, $limit -> {fact, score}
 const FULLTEXT_FACTS = `
 CALL db.index.fulltext.queryNodes('fact_text_scoped', $query, {limit: toInteger($k)}) YIELD node AS f, score
-WHERE f.user_id = $userId AND f.channel IN $channels AND ($includeInactive OR f.status = 'active') AND f.confidence >= $minConfidence
+WHERE f.user_id = $userId AND f.channel IN $channels AND ($includeInactive OR f.status = 'active') AND f.confidence >= $minConfidence AND ${FACT_CONNECTIONS}
 WITH f, score ORDER BY score DESC LIMIT toInteger($limit)
 ${WITH_ABOUT.replace('WITH f,', 'WITH f, score,')}
 RETURN ${FACT} AS fact, score ORDER BY score DESC`;
@@ -551,7 +554,7 @@ export class Neo4jSemanticStore implements SemanticStore {
     });
     const claimKey = normalizeClaim(fact.claim);
     if (reinforce) {
-      const [same] = await rows<{ id: string }>(tx, SAME_CLAIM, { userId, channel, key: claimKey, predicate: fact.predicate ?? null });
+      const [same] = await rows<{ id: string }>(tx, SAME_CLAIM, { userId, channel, key: claimKey, predicate: fact.predicate ?? null, connectionId: fact.connectionId ?? null });
       if (same) {
         const [row] = await rows<{ fact: FactRow }>(tx, REINFORCE_FACT, {
           userId,
@@ -586,6 +589,7 @@ export class Neo4jSemanticStore implements SemanticStore {
         needsReview: fact.needsReview,
         salience: fact.salience ?? 0.5,
         propertiesJson: JSON.stringify(fact.properties ?? {}),
+        connectionId: fact.connectionId ?? null,
         embedding: fact.embedding ?? null,
       },
     });
@@ -731,7 +735,7 @@ export class Neo4jSemanticStore implements SemanticStore {
     const [rootRows, relationships, facts] = await Promise.all([
       this.db.read<{ entity: EntityRow }>(ENTITIES_BY_ID, { ids: roots }, tag),
       this.db.read<{ rel: RelRow }>(RELS_AMONG, { userId, ids }, tag),
-      this.db.read<{ fact: FactRow }>(FACTS_ABOUT, { userId, ids: roots, limit: 100 }, tag),
+      this.db.read<{ fact: FactRow }>(FACTS_ABOUT, { userId, ids: roots, connections: scope.connections, limit: 100 }, tag),
     ]);
     return {
       entities: [...rootRows.map((r) => toEntity(r.entity)), ...reached.entities],
@@ -916,6 +920,7 @@ function factParams(scope: AccessScope, q: FactQuery): Record<string, unknown> {
   return {
     userId: scope.userId,
     channels: scope.channels,
+    connections: scope.connections,
     limit: q.limit,
     includeInactive: q.includeInactive ?? false,
     minConfidence: q.minConfidence ?? 0,

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { ChannelSchema, ChannelsSchema, IdSchema, TimestampSchema, UserIdSchema } from '../schemas';
+import { ActiveConnectionsSchema, ChannelSchema, ChannelsSchema, ConnectionIdSchema, IdSchema, TimestampSchema, UserIdSchema } from '../schemas';
 
 /*
  * The wire contract of semantic memory: zod only (the HTTP client bundles it for browsers).
@@ -138,6 +138,8 @@ export const FactInputSchema = z
     needsReview: z.boolean().default(false),
     salience: Confidence.optional(),
     properties: PropertiesSchema.optional(),
+    /** Scopes the fact to one tool connection: recall returns it only while that connection is active. */
+    connectionId: ConnectionIdSchema.optional(),
     embedding: EmbeddingSchema.optional(),
   })
   .strict()
@@ -210,6 +212,8 @@ export const FactSearchSchema = z
     topK: z.number().int().min(1).max(200).default(10),
     minConfidence: z.number().min(0).max(1).default(0),
     includeInactive: z.boolean().default(false),
+    /** Active tool connections: facts of other connections are left out (absent: no connection scoping). */
+    activeConnections: ActiveConnectionsSchema.optional(),
   })
   .strict()
   .refine((q) => (q.query === undefined) !== (q.queryEmbedding === undefined), 'give exactly one of query or queryEmbedding');
@@ -237,6 +241,8 @@ export const FactListSchema = z
     minConfidence: z.number().min(0).max(1).default(0),
     includeInactive: z.boolean().default(false),
     limit: z.number().int().min(1).max(1000).default(100),
+    /** Active tool connections: facts of other connections are left out (absent: no connection scoping). */
+    activeConnections: ActiveConnectionsSchema.optional(),
   })
   .strict();
 export type FactList = z.input<typeof FactListSchema>;
@@ -248,6 +254,8 @@ export const EntityGraphQuerySchema = z
     depth: z.number().int().min(1).max(3).default(1),
     channels: ChannelsSchema,
     limit: z.number().int().min(1).max(500).default(100),
+    /** Active tool connections: facts of other connections are left out (absent: no connection scoping). */
+    activeConnections: ActiveConnectionsSchema.optional(),
   })
   .strict();
 export type EntityGraphQuery = z.input<typeof EntityGraphQuerySchema>;

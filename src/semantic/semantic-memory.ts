@@ -155,8 +155,8 @@ export class SemanticMemory {
   }
 
   async findFacts(query: FactList): Promise<Fact[]> {
-    const { userId, channels, ...q } = parseInput(FactListSchema, query, 'fact list');
-    const scope = this.scope(userId, { channels });
+    const { userId, channels, activeConnections, ...q } = parseInput(FactListSchema, query, 'fact list');
+    const scope = this.scope(userId, { channels, connections: activeConnections });
     return this.read('findFacts', scope, q.entityId ? `entity:${q.entityId}` : '', () => this.d.store.findFacts(scope, q));
   }
 
@@ -221,7 +221,7 @@ export class SemanticMemory {
 
   async getEntityGraph(query: EntityGraphQuery): Promise<EntityGraph> {
     const q = parseInput(EntityGraphQuerySchema, query, 'entity graph query');
-    const scope = this.scope(q.userId, { channels: q.channels });
+    const scope = this.scope(q.userId, { channels: q.channels, connections: q.activeConnections });
     const t0 = performance.now();
     const graph = await this.d.store.getEntityGraph(scope, q.entityIds, q.depth, q.limit);
     this.logRead('getEntityGraph', scope, `entities:${q.entityIds.join(',')} depth ${q.depth}`, graph.entities, t0);
@@ -236,7 +236,7 @@ export class SemanticMemory {
 
   async vectorSearchFacts(query: FactSearch): Promise<ScoredFact[]> {
     const q = parseInput(FactSearchSchema, query, 'fact search');
-    const scope = this.scope(q.userId, { channels: q.channels });
+    const scope = this.scope(q.userId, { channels: q.channels, connections: q.activeConnections });
     const embedding = await embeddingForQuery(this.d.embedder, q.query, q.queryEmbedding);
     return this.read('vectorSearchFacts', scope, q.query ?? '<embedding>', () =>
       this.d.store.vectorSearchFacts(scope, embedding, { limit: q.topK, minConfidence: q.minConfidence, includeInactive: q.includeInactive }),
@@ -257,7 +257,7 @@ export class SemanticMemory {
       query,
       'fact text search',
     );
-    const scope = this.scope(q.userId, { channels: q.channels });
+    const scope = this.scope(q.userId, { channels: q.channels, connections: q.activeConnections });
     return this.read('searchFactsText', scope, q.query!, () =>
       this.d.store.fullTextSearchFacts(scope, q.query!, { limit: q.topK, minConfidence: q.minConfidence, includeInactive: q.includeInactive }),
     );

@@ -19,6 +19,8 @@ export interface ApplyScope {
   saidAt: string;
   /** Extra fact properties (observation id, category). */
   factProperties?: Record<string, string | number | boolean>;
+  /** The tool connection the source was learned on: its facts are scoped to it. */
+  connectionId?: string;
 }
 
 export interface ApplyStats {
@@ -119,6 +121,7 @@ export class KnowledgeApplier {
         validTo: f.temporal === 'past' && f.validFrom ? f.validTo : undefined,
         aboutEntityIds: [...new Set([subjectId, ...(objectId ? [objectId] : [])])],
         predicate: f.relation,
+        connectionId: scope.connectionId,
         properties: {
           ...scope.factProperties,
           subject: f.subject,

@@ -9,7 +9,7 @@ import type { SemanticMemory } from '../semantic/semantic-memory';
  * when). Jobs are safe to run from several workers at once (Redis locks) and to interrupt
  * (every step is idempotent; progress is checkpointed per conversation).
  */
-export const JOB_NAMES = ['consolidate', 'patterns', 'decay', 'cleanup', 'promote', 'audit_partitions', 'pools'] as const;
+export const JOB_NAMES = ['consolidate', 'patterns', 'decay', 'cleanup', 'promote', 'audit_partitions', 'pools', 'short_term'] as const;
 export type JobName = (typeof JOB_NAMES)[number];
 
 /** Default schedules (seed 003): consolidate 15 min, patterns and promote hourly, the rest daily. */
@@ -21,6 +21,7 @@ export const DEFAULT_SCHEDULES: Readonly<Record<JobName, string>> = {
   cleanup: '45 3 * * *',
   audit_partitions: '5 0 * * *',
   pools: '0 4 * * *',
+  short_term: '*/10 * * * *',
 };
 
 /** The time source; injected so decay and retention are testable on a fake clock. */

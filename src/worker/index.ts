@@ -17,6 +17,9 @@ import { patternsJob } from './jobs/patterns';
 import { promoteJob } from './jobs/promote';
 import { poolsJob } from './jobs/pools';
 import type { PoolUpkeep } from '../pools/contract';
+import { shortTermJob } from './jobs/short-term';
+import type { ShortTermStore } from '../short-term/contract';
+import type { SettingsStore } from '../settings/contract';
 
 export * from './contract';
 export { Worker, type JobRunResult, type WorkerOptions } from './worker';
@@ -37,6 +40,10 @@ export interface JobStores {
   ledger: ConsolidationLedger;
   /** Memory pools' maintenance (expiry, near-duplicates, stale context). */
   pools: PoolUpkeep;
+  /** The short-term tier's promotion and expiry operations. */
+  shortTerm: Pick<ShortTermStore, 'promotable' | 'markPromoted' | 'deleteExpired'>;
+  /** Who has automatic mining off (the extraction jobs skip them). */
+  settings: Pick<SettingsStore, 'miningOff'>;
 }
 
 export interface JobDeps {
@@ -49,7 +56,7 @@ export interface JobDeps {
   log: Logger;
 }
 
-/** The six jobs, wired from the composition root's pieces and the configuration. */
+/** The jobs, wired from the composition root's pieces and the configuration. */
 export function createJobs(d: JobDeps): Record<JobName, JobFn> {
   const w = d.config.worker;
   const s = d.stores;
@@ -61,6 +68,7 @@ export function createJobs(d: JobDeps): Record<JobName, JobFn> {
       applier,
       observations: d.observations,
       profiles: s.profiles,
+      settings: s.settings,
       locks: d.locks,
       windowTurns: d.config.extraction.windowTurns,
       batchSize: w.batchSize,
@@ -78,6 +86,7 @@ export function createJobs(d: JobDeps): Record<JobName, JobFn> {
       duplicateSimilarity: w.duplicateSimilarity,
     }),
     promote: promoteJob({ knowledge: d.knowledge, thresholds: w.promotion, batchSize: w.batchSize }),
+    short_term: shortTermJob({ store: s.shortTerm, knowledge: d.knowledge, minAccess: w.shortTermMinAccess, batchSize: w.batchSize }),
     audit_partitions: auditPartitionsJob({ trail: s.auditTrail, daysAhead: d.config.audit.partitionDaysAhead, retentionDays: d.config.audit.retentionDays }),
     pools: poolsJob({ pools: s.pools, duplicateCosine: d.config.pools.duplicateCosine, staleThreshold: d.config.pools.staleThreshold, staleHalfLifeDays: d.config.pools.staleHalfLifeDays }),
   };

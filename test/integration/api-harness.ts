@@ -84,6 +84,12 @@ export async function seedUser(h: Harness, key: string) {
   const goalId = await made('/v1/goals', { description: 'Find a flat in Lisbon', priority: 7 }, (b) => b.goal.id);
   const blockerGoalId = await made('/v1/goals', { description: 'Save for the deposit', priority: 5 }, (b) => b.goal.id);
   await made('/v1/tool-invocations', { conversationId, toolName: 'search_listings', toolInput: { city: 'Lisbon' }, success: true, latencyMs: 40, taskType: 'housing' }, (b) => b.invocation.id);
+  const put = async (path: string, body: object) => {
+    const r = await h.call(key, 'PUT', path, body);
+    if (r.status !== 200) throw new Error(`seeding ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+  };
+  await put(`/v1/users/${userId}/short-term/sess-1/current_task`, { type: 'task_context', value: { task: 'find a flat', city: 'Lisbon' } });
+  await put(`/v1/users/${userId}/connections/jira-1/learned-info`, { info: { default_project: 'PROJ' } });
   // A memory pool of the tenant (the admin key owns none; agent `reader` may read it) with an entry about the user and a snapshot.
   const poolId = uid('p');
   const pool = await h.call(key, 'POST', '/v1/pools', { poolId, name: 'housing desk', type: 'team_shared', access: { read: ['reader'], write: [] } });
@@ -179,6 +185,18 @@ export const happy: Record<string, (u: SeededUser) => Case> = {
   getEntity: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/entities/${u.entityId}`, status: 200 }),
   searchEntitiesText: (u) => ({ method: 'POST', path: '/v1/entities/search-text', body: { userId: u.userId, query: 'Lisboa' }, status: 200 }),
   addBlocker: (u) => ({ method: 'POST', path: `/v1/users/${u.userId}/goals/${u.goalId}/blockers`, body: { blockerId: u.blockerGoalId }, status: 200 }),
+  writeShortTerm: (u) => ({ method: 'PUT', path: `/v1/users/${u.userId}/short-term/sess-1/reflection`, body: { type: 'reflection', value: 'prices are rising', ttlSeconds: 600 }, status: 200 }),
+  getShortTerm: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/short-term/sess-1/current_task`, status: 200 }),
+  listShortTerm: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/short-term?sessionId=sess-1&limit=10`, status: 200 }),
+  refreshShortTerm: (u) => ({ method: 'POST', path: `/v1/users/${u.userId}/short-term/sess-1/current_task/refresh`, body: { ttlSeconds: 120 }, status: 200 }),
+  deleteShortTerm: (u) => ({ method: 'DELETE', path: `/v1/users/${u.userId}/short-term/sess-1/current_task`, status: 200 }),
+  getSettings: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/settings`, status: 200 }),
+  updateSettings: (u) => ({ method: 'PUT', path: `/v1/users/${u.userId}/settings`, body: { defaultTopK: 7, agents: { planner: { recall: false } } }, status: 200 }),
+  listLearnedInfo: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/connections`, status: 200 }),
+  getLearnedInfo: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/connections/jira-1/learned-info`, status: 200 }),
+  writeLearnedInfo: (u) => ({ method: 'PUT', path: `/v1/users/${u.userId}/connections/jira-1/learned-info`, body: { info: { issue_type: 'Task' } }, status: 200 }),
+  deleteLearnedInfo: (u) => ({ method: 'DELETE', path: `/v1/users/${u.userId}/connections/jira-1/learned-info`, status: 200 }),
+  tierStats: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/tiers`, status: 200 }),
   consolidateUser: (u) => ({ method: 'POST', path: `/v1/users/${u.userId}/consolidate`, body: {}, status: 200 }),
   searchPools: (u) => ({ method: 'POST', path: '/v1/pools/search', body: { query: 'how much is the deposit?', userId: u.userId }, status: 200 }),
   createPool: () => ({ method: 'POST', path: '/v1/pools', body: { poolId: uid('p'), name: 'team notes', type: 'shared', access: { read: ['reader'] } }, status: 201 }),

@@ -7,7 +7,20 @@ import { uid } from '../support/stack';
 import { openHarness, type Harness } from './api-harness';
 
 const ROOT = join(__dirname, '..', '..');
-const ALL_TOOLS = ['confirm_fact', 'correct_fact', 'get_entity_info', 'memory_consolidate', 'memory_stats', 'record_observation', 'remember_fact', 'search_memory', 'share_to_pool', 'store_turn'];
+const ALL_TOOLS = [
+  'confirm_fact',
+  'correct_fact',
+  'get_entity_info',
+  'memory_consolidate',
+  'memory_stats',
+  'record_observation',
+  'remember_fact',
+  'search_memory',
+  'share_to_pool',
+  'short_term_read',
+  'short_term_write',
+  'store_turn',
+];
 
 let h: Harness;
 beforeAll(async () => {
@@ -70,6 +83,11 @@ describe('MCP over stdio (the SDK client spawning `mnemograph mcp`)', () => {
       const consolidated = await call(client, 'memory_consolidate');
       expect(consolidated.isError).toBe(false);
       expect(consolidated.text).toMatch(/^consolidation /);
+
+      expect((await call(client, 'short_term_write', { key: 'current_task', value: 'compare flat prices', type: 'task_context' })).text).toMatch(/^noted current_task until /);
+      expect((await call(client, 'short_term_read', { key: 'current_task' })).text).toMatch(/^current_task \(task_context, read 1×, until .*\): compare flat prices$/);
+      expect((await call(client, 'short_term_read', {})).text).toBe('current_task (task_context): compare flat prices');
+      expect((await call(client, 'short_term_read', { key: 'nothing_here' })).text).toMatch(/^NOT_FOUND/);
 
       const missing = await call(client, 'confirm_fact', { factId: 'no-such-fact' });
       expect(missing.isError).toBe(true);

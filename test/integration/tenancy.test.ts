@@ -60,7 +60,8 @@ describe('tenant isolation', () => {
     expect(bConv.body.turns.map((t: { content: string }) => t.content)).toEqual(['And I adopted a cat.']);
     const aConv = await h.call(A.key, 'GET', `/v1/users/${u.userId}/conversations/${u.conversationId}`);
     expect(aConv.body.turns.map((t: { content: string }) => t.content)).not.toContain('And I adopted a cat.');
-  });
+    // One export of A's user per route (about 70 routes): minutes on a loaded 2-core machine.
+  }, 300_000);
 
   it("ids that spell out another tenant's namespace stay inside the caller's own", async () => {
     const u = await seedUser(h, A.key);

@@ -5,6 +5,7 @@ import type { Queryable } from '../../infra/postgres';
 import type { Observation, ObservationQueue } from '../../observations/contract';
 import type { PgProfileStore, ProfileFact } from '../../observations/profile';
 import type { KnowledgeApplier } from '../apply-extraction';
+import type { SettingsStore } from '../../settings/contract';
 import type { JobContext, JobStats, LockService } from '../contract';
 
 export interface ConsolidateDeps {
@@ -13,6 +14,8 @@ export interface ConsolidateDeps {
   applier: KnowledgeApplier;
   observations: ObservationQueue;
   profiles: Pick<PgProfileStore, 'learn'>;
+  /** Users with automatic mining off (seed 002 autoMine) are skipped. */
+  settings: Pick<SettingsStore, 'miningOff'>;
   locks: LockService;
   windowTurns: number;
   batchSize: number;
@@ -28,8 +31,23 @@ export interface ConsolidateDeps {
  */
 export function consolidateJob(deps: ConsolidateDeps) {
   return async (ctx: JobContext): Promise<JobStats> => {
-    const stats: JobStats = { conversations: 0, conversationsSkipped: 0, conversationsFailed: 0, windows: 0, facts: 0, entities: 0, observations: 0, observationBatchesFailed: 0 };
-    const candidates = await deps.conversations.findUnconsolidated(deps.batchSize, ctx.userIds ?? null);
+    const stats: JobStats = {
+      conversations: 0,
+      conversationsSkipped: 0,
+      conversationsFailed: 0,
+      windows: 0,
+      facts: 0,
+      entities: 0,
+      observations: 0,
+      observationBatchesFailed: 0,
+      usersMiningOff: 0,
+    };
+    // Users with automatic mining off (or memory disabled) are left out of the search itself,
+    // so their conversations never crowd others out of a batch; turned back on, what
+    // accumulated is mined on the next run.
+    const miningOff = await deps.settings.miningOff(ctx.userIds ?? null);
+    stats.usersMiningOff = miningOff.length;
+    const candidates = await deps.conversations.findUnconsolidated(deps.batchSize, ctx.userIds ?? null, miningOff);
     for (const conv of candidates) {
       if (ctx.signal.aborted) break;
       const lockKey = `consolidation:lock:${conv.id}`;
@@ -54,7 +72,8 @@ export function consolidateJob(deps: ConsolidateDeps) {
       }
     }
 
-    const pendingUsers = ctx.userIds ?? (await deps.observations.pendingUsers(deps.batchSize));
+    const off = new Set(miningOff);
+    const pendingUsers = (ctx.userIds ?? (await deps.observations.pendingUsers(deps.batchSize + off.size))).filter((u) => !off.has(u));
     for (const userId of pendingUsers) {
       if (ctx.signal.aborted) break;
       const outcome = await deps.observations.processBatch(userId, 100, (batch, tx) => applyObservations(deps, ctx, userId, batch, tx));
@@ -175,7 +194,11 @@ async function applyObservations(deps: ConsolidateDeps, ctx: JobContext, userId:
         relationships: result.relationships.filter((r) => r.sourceTurnId === undefined || r.sourceTurnId === turnId),
         entities: observations.length === 1 ? result.entities : result.entities.filter((e) => o.content.toLowerCase().includes(e.name.toLowerCase()) || e.name === 'user'),
       };
-      await deps.applier.apply(mine, { userId, channel, sourceId: `obs:${o.id}`, saidAt: o.createdAt, factProperties: { observation_id: o.id, category: o.category } }, deps.extractor.provider);
+      await deps.applier.apply(
+        mine,
+        { userId, channel, sourceId: `obs:${o.id}`, saidAt: o.createdAt, factProperties: { observation_id: o.id, category: o.category }, connectionId: o.connectionId ?? undefined },
+        deps.extractor.provider,
+      );
       learned.push(...own.filter((f) => f.subject.toLowerCase() === 'user' && f.relation !== o.category).map(toProfileFact));
     }
   }

@@ -1,0 +1,2 @@
+export * from './contract';
+export { PgSettingsStore } from './pg-settings-store';

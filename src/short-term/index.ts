@@ -1,0 +1,3 @@
+export * from './contract';
+export { PgShortTermStore } from './pg-short-term-store';
+export { ShortTermMemory } from './short-term-memory';
