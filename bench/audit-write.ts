@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { PgAuditLogger, withActor } from '../src/audit';
@@ -62,7 +62,8 @@ export async function measureAuditWrites(opts: AuditWriteOptions = {}): Promise<
     const summary = (mode: 'chained' | 'unchained', w: string) => median(results[mode]![w]!);
     const cost = (w: string) => round(1 - summary('chained', w) / summary('unchained', w), 3);
     return {
-      machine: { cores: cpus().length, node: process.version },
+      // The load average at the end: other work on the machine slows both modes, and the ratio less than the rates.
+      machine: { cores: cpus().length, node: process.version, load_average_1m: round(loadavg()[0]!, 1) },
       rows_per_run: rows,
       runs_per_mode: runs,
       batch_size: batchSize,
