@@ -72,7 +72,7 @@ export const OWNERS: Readonly<Record<string, Owner>> = {
     files: ['src/audit/'],
     labels: [],
     relationships: [],
-    tables: ['memory_audit_log', 'ensure_audit_partitions', 'drop_old_audit_partitions'],
+    tables: ['memory_audit_log', 'ensure_audit_partitions', 'drop_old_audit_partitions', 'audit_events', 'audit_recalls', 'audit_erasures'],
   },
   worker: {
     files: ['src/worker/pg-job-store.ts'],

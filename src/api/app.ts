@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { rateLimit, type Options } from 'express-rate-limit';
 import type { Mnemograph } from '../container';
@@ -7,9 +8,9 @@ import type { Logger } from '../infra/logger';
 import { parseInput } from '../schemas';
 import { keyPrincipal, TenantNamespace, type KeyRole } from '../access';
 import { PgTenantStore, type Principal, type UserDataStore } from '../tenancy';
-import { pathParams, usesQuery } from './contract';
+import { isStreamed, pathParams, usesQuery } from './contract';
 import { HttpError, toHttpError } from './errors';
-import type { Route, RouteContext } from './handlers';
+import type { Route, RouteContext, StreamBody } from './handlers';
 import { checkReadiness } from './health';
 import { ApiMetrics } from './metrics';
 import { buildOpenApi, type OpenApiDocument } from './openapi';
@@ -58,7 +59,7 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   const tenants = new PgTenantStore(m.pg.primary, m.config.api.keyCacheSeconds);
   const metrics = new ApiMetrics(m.metricSources, m.log);
   const openapi = buildOpenApi(ROUTES, VERSION);
-  const context: RouteContext = { memory: m.memory, users: m.users };
+  const context: RouteContext = { memory: m.memory, users: m.users, audit: m.auditReader };
   const log = m.log.child({ subsystem: 'api' });
   const limiterStore = new RedisRateLimitStore(m.redis);
   // Invalid keys are counted per client address, so guessing keys is throttled while
@@ -157,7 +158,8 @@ function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, metrics: Ap
     const input = parseInput(r.input, raw, `${r.id} request`);
 
     const ns = new TenantNamespace(principal.tenantId);
-    const userIds = TenantNamespace.userIds(input);
+    // Tenant-wide routes take user ids as filters: nothing to claim, and an erased user can still be named.
+    const userIds = r.access === 'tenant' ? [] : TenantNamespace.userIds(input);
     if (r.access === 'claim') await tenants.registerUsers(principal.tenantId, userIds);
     else for (const u of userIds) await tenants.requireUser(principal.tenantId, u);
 
@@ -165,7 +167,12 @@ function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, metrics: Ap
     let outcome = 'error';
     try {
       const memory = ctx.memory.as(keyPrincipal(principal.tenantId, principal.keyId, principal.agentId));
-      const result = await r.handler(ns.mapIn(input), { ...ctx, memory, external: (v) => ns.mapOut(v) });
+      const result = await r.handler(ns.mapIn(input), { ...ctx, memory, external: (v) => ns.mapOut(v), tenantId: principal.tenantId });
+      if (isStreamed(r)) {
+        await sendStream(res, r.status, result as StreamBody);
+        outcome = 'ok';
+        return;
+      }
       outcome = 'ok';
       if (r.access === 'erase') for (const u of userIds) await tenants.unregisterUser(principal.tenantId, u);
       if (r.id === 'getContextValue') metrics.workingLookups.inc({ result: 'hit' });
@@ -178,6 +185,25 @@ function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, metrics: Ap
       metrics.operationDuration.observe({ operation: r.id, outcome }, (performance.now() - t0) / 1000);
     }
   };
+}
+
+/**
+ * Writes a streamed body with back-pressure (the source is read only as fast as the client
+ * takes it). If the source fails midway the response is destroyed, so the client sees an
+ * aborted transfer (no final chunk), never a body that looks complete; if the client goes
+ * away, the source is destroyed, which ends its query.
+ */
+async function sendStream(res: Response, status: number, out: StreamBody): Promise<void> {
+  res.status(status).type(out.contentType);
+  res.setHeader('Cache-Control', 'no-store');
+  try {
+    await pipeline(out.body, res);
+  } catch (err) {
+    if (!res.headersSent) throw err;
+    res.destroy();
+    // The client going away is not a failure; anything else is logged by the error handler.
+    if ((err as { code?: string }).code !== 'ERR_STREAM_PREMATURE_CLOSE') throw err;
+  }
 }
 
 /** Request id (caller's X-Request-Id when sane), a child logger, and one log line + metric per request. */
@@ -248,9 +274,14 @@ function pathRegex(path: string): RegExp {
 }
 
 function errorHandler(log: Logger) {
-  return (err: unknown, _req: Request, res: Response, next: NextFunction): void => {
-    if (res.headersSent) return next(err);
+  return (err: unknown, _req: Request, res: Response, _next: NextFunction): void => {
     const requestId = String(res.locals.requestId ?? '');
+    if (res.headersSent) {
+      // A streamed body failed midway: the response was cut (the client sees a truncated transfer).
+      log.error({ reqId: requestId, err }, 'streamed response aborted');
+      res.destroy();
+      return;
+    }
     const { status, body, internal } = toHttpError(err, requestId);
     if (internal) log.error({ reqId: requestId, err }, 'request failed');
     else if (status >= 500) log.warn({ reqId: requestId, code: body.error.code, msg: body.error.message }, 'store unavailable');

@@ -40,6 +40,10 @@ describe('tenant isolation', () => {
         // references A's objects (entity, fact or turn ids), which B cannot see: 404.
         const refersToA = JSON.stringify(c.body ?? {}).match(new RegExp([u.entityId, u.personId, u.factId, u.strategyId, u.goalId].join('|')));
         expect({ id: r.id, status: res.status }).toEqual({ id: r.id, status: refersToA ? 404 : r.status });
+      } else if (r.access === 'tenant') {
+        // A tenant-wide read (the audit log) answers from B's own rows: nothing of A's.
+        expect({ id: r.id, status: res.status }).toEqual({ id: r.id, status: r.status });
+        expect(JSON.stringify(res.body)).not.toContain(A.tenantId);
       } else {
         expect({ id: r.id, status: res.status, code: res.body.error?.code }).toEqual({ id: r.id, status: 404, code: 'NOT_FOUND' });
       }
