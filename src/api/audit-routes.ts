@@ -1,6 +1,5 @@
 import { TenantNamespace } from '../access';
-import type { AuditRow } from '../audit/contract';
-import { EXPORT_CONTENT_TYPES, exportStream, mapRows, primed } from '../audit/export';
+import { EXPORT_CONTENT_TYPES, exportStream, mapRows, primed, withExternalAffected } from '../audit/export';
 import type { AUDIT_ROUTE_DEFS } from './audit-route-defs';
 import type { Handlers } from './handlers';
 
@@ -25,7 +24,3 @@ export const AUDIT_HANDLERS = {
     return { contentType: EXPORT_CONTENT_TYPES[format], body: exportStream(rows, format) };
   },
 } satisfies Handlers<typeof AUDIT_ROUTE_DEFS>;
-
-function withExternalAffected(ns: TenantNamespace, r: AuditRow): AuditRow {
-  return { ...r, affectedIds: r.affectedIds.map((id) => ns.toExternal(id)) };
-}

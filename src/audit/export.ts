@@ -1,5 +1,6 @@
 import { pipeline, Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
+import type { TenantNamespace } from '../access/namespace';
 import type { AuditExportFormat, AuditRow } from './contract';
 
 /** The media type of each export format. */
@@ -105,4 +106,13 @@ export async function primed<T>(rows: AsyncIterable<T>): Promise<AsyncIterable<T
       };
     },
   };
+}
+
+/**
+ * Affected ids in the tenant's terms: turn ids carry their conversation's namespace
+ * ("<tenant>.<conversation>:<index>"), which the generic id mapping (`mapOut`, by key name)
+ * does not know to strip inside this list. Ids of other kinds are unchanged.
+ */
+export function withExternalAffected(ns: TenantNamespace, r: AuditRow): AuditRow {
+  return { ...r, affectedIds: r.affectedIds.map((id) => ns.toExternal(id)) };
 }

@@ -13,6 +13,7 @@ import { reindexCommand } from './reindex-command';
 import { mcpCommand, serveCommand, startCommand } from './service-commands';
 import { exportCommand, forgetUserCommand, importCommand, searchCommand, statsCommand } from './user-commands';
 import { describeInit, initCommand } from './init-command';
+import { auditReadCommands } from './audit-command';
 import { applyEnvFile } from '../config/env-file';
 
 /**
@@ -182,6 +183,10 @@ userOptions(program.command('forget-user').description('erase a user from Neo4j,
   .action(async (opts: { user: string; tenant?: string; yes?: boolean }) => {
     process.exitCode = await forgetUserCommand(config(), opts);
   });
+// --- The audit log (src/audit): one registration per subcommand on this group.
+const audit = program.command('audit').description("the audit log: who did what to which user's memory, when");
+auditReadCommands(audit, config);
+
 program
   .command('reindex')
   .description('re-embed every turn, fact, entity, strategy and goal with the configured model, and make it the active one')
