@@ -1,6 +1,6 @@
 -- 008_audit_review: the read side of the audit log for compliance reviewers.
 -- Indexes for GET /v1/audit's filters (keyset pagination on (timestamp, id) within a
--- tenant: the tenant's key, agent and surface, and the channels a read searched), three
+-- tenant: the tenant's key, agent, failures, and the channels a read searched), three
 -- views with readable columns (audit_events, audit_recalls, audit_erasures; see
 -- docs/COMPLIANCE.md) and the role mnemograph_reviewer, which may read those views and
 -- nothing else. The role is cluster-wide: it is created only when missing (NOLOGIN; the
@@ -13,6 +13,8 @@
 -- Keyset pages of one tenant newest first; and the actor filters of a tenant.
 CREATE INDEX idx_audit_tenant_key ON memory_audit_log (tenant_id, key_id, timestamp DESC, id DESC);
 CREATE INDEX idx_audit_tenant_agent ON memory_audit_log (tenant_id, agent_id, timestamp DESC, id DESC);
+-- A tenant's failures (a small share of rows): found without scanning its successes.
+CREATE INDEX idx_audit_tenant_failed ON memory_audit_log (tenant_id, timestamp DESC, id DESC) WHERE NOT success;
 -- "Which rows touched channel C": a read lists the channels it searched.
 CREATE INDEX idx_audit_target_channels ON memory_audit_log USING GIN (target_channels);
 

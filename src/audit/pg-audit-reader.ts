@@ -16,7 +16,7 @@ const OLDEST_FIRST = 'ORDER BY timestamp ASC, id ASC';
 /**
  * The WHERE fragments, one per filter; `$` stands for the filter's parameter. Each is served
  * by an index of sql/001, 006 or 008 together with the tenant: (tenant_id, timestamp),
- * (tenant_id, key_id, ...), (tenant_id, agent_id, ...), (user_id, timestamp),
+ * (tenant_id, key_id, ...), (tenant_id, agent_id, ...), (tenant_id, ...) WHERE NOT success, (user_id, timestamp),
  * (operation, timestamp), (memory_type, timestamp), (source_channel, timestamp) and the GIN
  * index on target_channels; since/until also prune the daily partitions.
  */

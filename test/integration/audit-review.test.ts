@@ -358,7 +358,7 @@ describe('GET /v1/audit/export', () => {
 const ROOT = join(__dirname, '..', '..');
 /** The real `mnemograph` CLI against the test database. */
 async function cli(...args: string[]): Promise<{ stdout: string; stderr: string }> {
-  return promisify(execFile)(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'src', 'cli', 'main.ts'), ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'silent' }, timeout: 90_000 });
+  return promisify(execFile)(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'src', 'cli', 'main.ts'), ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'silent' }, timeout: 180_000 });
 }
 
 describe('mnemograph audit', () => {
@@ -386,7 +386,7 @@ describe('mnemograph audit', () => {
     const raw = JSON.parse((await cli('audit', 'query', '--user', `${A.tenantId}.bob`, '--limit', '1', '--json')).stdout);
     expect(raw.rows[0]).toMatchObject({ id: bobs[0]!.id, userId: `${A.tenantId}.bob` });
     await expect(cli('audit', 'query', '--surface', 'fax')).rejects.toMatchObject({ stderr: expect.stringContaining('VALIDATION_FAILED') });
-  }, 180_000);
+  }, 900_000);
 });
 
 describe('who may read the audit log', () => {
