@@ -11,7 +11,8 @@ export const EXPORT_CONTENT_TYPES: Readonly<Record<AuditExportFormat, string>> =
 
 /**
  * CSV columns, in order: the row's fields with the actor flattened; lists and metadata are
- * JSON text (unambiguous whatever they hold), booleans true/false, absent values empty.
+ * JSON text (unambiguous whatever they hold), booleans true/false, absent values empty; a
+ * value starting with = + - @ tab or CR is prefixed with ' (formula injection).
  */
 export const CSV_COLUMNS = [
   'id',
@@ -74,7 +75,9 @@ export function exportStream(rows: AsyncIterable<AuditRow>, format: AuditExportF
       mapRows(rows, (r) => `${JSON.stringify(r)}\n`),
       { objectMode: false },
     );
-  const csv = stringify({ header: true, columns: [...CSV_COLUMNS], cast: { boolean: (b) => (b ? 'true' : 'false') } });
+  // escape_formulas: a cell starting with = + - @ (a caller's query text, say) gets a leading ',
+  // so a spreadsheet opening the export shows it instead of running it.
+  const csv = stringify({ header: true, columns: [...CSV_COLUMNS], escape_formulas: true, cast: { boolean: (b) => (b ? 'true' : 'false') } });
   pipeline(Readable.from(mapRows(rows, csvRecord)), csv, () => undefined); // errors reach the consumer as csv's error
   return csv;
 }

@@ -323,6 +323,19 @@ describe('GET /v1/audit/export', () => {
     expect(records).toEqual([...page].reverse().map(asCsv));
   });
 
+  it("CSV cells that a spreadsheet would run as a formula are prefixed with '", async () => {
+    await h.m.pg.primary.query("INSERT INTO memory_audit_log (tenant_id, operation, memory_type, user_id, query_text, result_count) VALUES ($1, 'search_memory', 'episodic', $2, $3, 0)", [
+      B.tenantId,
+      `${B.tenantId}.mallory`,
+      '=HYPERLINK("http://evil.example","x")',
+    ]);
+    const res = await fetch(`${h.url}/v1/audit/export?format=csv&userId=mallory`, { headers: { authorization: `Bearer ${B.key}` } });
+    const [, record] = parseCsv(await res.text());
+    expect(record![CSV_COLUMNS.indexOf('queryText')]).toBe(`'=HYPERLINK("http://evil.example","x")`);
+    const jsonl = await fetch(`${h.url}/v1/audit/export?userId=mallory`, { headers: { authorization: `Bearer ${B.key}` } });
+    expect(JSON.parse(await jsonl.text())).toMatchObject({ userId: 'mallory', queryText: '=HYPERLINK("http://evil.example","x")' });
+  });
+
   it('an empty export is a header (CSV) or nothing (JSON lines); bad input is 400 before anything streams', async () => {
     const csv = await fetch(`${h.url}/v1/audit/export?format=csv&userId=nobody`, { headers: { authorization: `Bearer ${A.key}` } });
     expect(await csv.text()).toBe(`${CSV_COLUMNS.join(',')}\n`);
