@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Driver } from 'neo4j-driver';
 import type pg from 'pg';
-import { PgAuditLogger, PgAuditTrail, type AuditLogger } from './audit';
+import { PgAuditLogger, PgAuditReader, PgAuditTrail, type AuditLogger, type AuditReader } from './audit';
 import type { Config } from './config';
 import { createEmbedder, type Embedder } from './embedding';
 import { BackgroundEmbedder, Neo4jConversationUpkeep, Neo4jEpisodicStore, PgTurnLog, turnBacklog } from './episodic';
@@ -41,6 +41,8 @@ export interface Mnemograph {
   redis: RedisClient;
   embedder: Embedder;
   audit: AuditLogger;
+  /** The audit log for reviewers (GET /v1/audit, the export, `mnemograph audit`); reads the replica pool. */
+  auditReader: AuditReader;
   backgroundEmbedder: BackgroundEmbedder;
   /** Embeds facts and entities written while the embedder was failing. */
   knowledgeEmbedder: BackgroundEmbedder<{ label: 'Entity' | 'Fact'; id: string; text: string }>;
@@ -306,6 +308,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     redis,
     embedder,
     audit,
+    auditReader: new PgAuditReader(pools.replica),
     backgroundEmbedder,
     knowledgeEmbedder,
     working,

@@ -91,7 +91,17 @@ export const OWNERS: Readonly<Record<string, Owner>> = {
     files: ['src/audit/'],
     labels: [],
     relationships: [],
-    tables: ['memory_audit_log', 'ensure_audit_partitions', 'drop_old_audit_partitions', 'audit_chain_heads', 'audit_chain_genesis', 'audit_content_digest'],
+    tables: [
+      'memory_audit_log',
+      'ensure_audit_partitions',
+      'drop_old_audit_partitions',
+      'audit_chain_heads',
+      'audit_chain_genesis',
+      'audit_content_digest',
+      'audit_events',
+      'audit_recalls',
+      'audit_erasures',
+    ],
   },
   worker: {
     files: ['src/worker/pg-job-store.ts'],

@@ -13,3 +13,5 @@ export type KeyRole = (typeof KEY_ROLES)[number];
 export const MEMORY_ROLES: readonly KeyRole[] = ['admin', 'agent'];
 /** Routes that show counts and the audit trail, never memory content: reviewers too. */
 export const REVIEW_ROLES: readonly KeyRole[] = ['admin', 'agent', 'reviewer'];
+/** The audit log: admins and reviewers, never agent keys (an agent does not review what agents did). */
+export const AUDIT_ROLES: readonly KeyRole[] = ['admin', 'reviewer'];

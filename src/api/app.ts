@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { rateLimit, type Options } from 'express-rate-limit';
 import type { Mnemograph } from '../container';
@@ -8,9 +9,9 @@ import { parseInput } from '../schemas';
 import { keyPrincipal, TenantNamespace, type KeyRole } from '../access';
 import { PgTenantStore, type FencePass, type Principal, type UserDataStore, type UserWriteFence } from '../tenancy';
 import { jsonBody } from './body';
-import { pathParams, usesQuery } from './contract';
+import { isStreamed, pathParams, usesQuery } from './contract';
 import { HttpError, toHttpError } from './errors';
-import type { Route, RouteContext } from './handlers';
+import type { Route, RouteContext, StreamBody } from './handlers';
 import { checkReadiness } from './health';
 import { ApiMetrics } from './metrics';
 import { buildOpenApi, type OpenApiDocument } from './openapi';
@@ -64,7 +65,7 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   const tenants = new PgTenantStore(m.pg.primary, m.config.api.keyCacheSeconds, m.config.api.keyOutageGraceSeconds);
   const metrics = new ApiMetrics(m.metricSources, m.log);
   const openapi = buildOpenApi(ROUTES, VERSION);
-  const context: RouteContext = { memory: m.memory, users: m.users };
+  const context: RouteContext = { memory: m.memory, users: m.users, audit: m.auditReader };
   const log = m.log.child({ subsystem: 'api' });
   const limiterStore = new RedisRateLimitStore(m.redis);
   // Invalid keys are counted per client address, so guessing keys is throttled while
@@ -168,20 +169,27 @@ function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, fence: User
     const input = parseInput(r.input, raw, `${r.id} request`);
 
     const ns = new TenantNamespace(principal.tenantId);
-    const userIds = TenantNamespace.userIds(input);
+    // Tenant-wide routes take user ids as filters: nothing to claim or fence, and an erased user can still be named.
+    const userIds = r.access === 'tenant' ? [] : TenantNamespace.userIds(input);
     const internal = ns.mapIn(input);
-    const pass = r.method === 'get' || r.access === 'erase' ? undefined : await enterFence(fence, ns, TenantNamespace.userIds(internal));
+    const internalIds = r.access === 'tenant' ? [] : TenantNamespace.userIds(internal);
+    const pass = r.method === 'get' || r.access === 'erase' || r.access === 'tenant' ? undefined : await enterFence(fence, ns, internalIds);
     const t0 = performance.now();
     let outcome = 'error';
     try {
       if (r.access === 'owned') for (const [i, u] of userIds.entries()) await tenants.requireUser(principal.tenantId, u, pass?.epochs[i]);
-      if (r.access === 'erase') await requireErasable(tenants, ctx.users, principal.tenantId, userIds, TenantNamespace.userIds(internal));
+      if (r.access === 'erase') await requireErasable(tenants, ctx.users, principal.tenantId, userIds, internalIds);
       const memory = ctx.memory.as(keyPrincipal(principal.tenantId, principal.keyId, principal.agentId));
       const unregister = async () => {
         for (const u of userIds) await tenants.unregisterUser(principal.tenantId, u);
       };
-      const result = await r.handler(internal, { ...ctx, memory, external: (v) => ns.mapOut(v), unregister });
+      const result = await r.handler(internal, { ...ctx, memory, external: (v) => ns.mapOut(v), unregister, tenantId: principal.tenantId });
       if (r.access === 'claim') await tenants.registerUsers(principal.tenantId, userIds, pass?.epochs);
+      if (isStreamed(r)) {
+        await sendStream(res, r.status, result as StreamBody);
+        outcome = 'ok';
+        return;
+      }
       outcome = 'ok';
       if (r.id === 'getContextValue') metrics.workingLookups.inc({ result: 'hit' });
       if (r.id === 'remember') metrics.observeRecall(result);
@@ -213,6 +221,25 @@ async function requireErasable(tenants: PgTenantStore, users: UserDataStore, ten
     const s = await users.stats(internal[i]!);
     const held = Object.keys(s.nodes).length + Object.keys(s.rows).length + s.workingKeys;
     if (held === 0) throw new NotFoundError('user', u);
+  }
+}
+
+/**
+ * Writes a streamed body with back-pressure (the source is read only as fast as the client
+ * takes it). If the source fails midway the response is destroyed, so the client sees an
+ * aborted transfer (no final chunk), never a body that looks complete; if the client goes
+ * away, the source is destroyed, which ends its query.
+ */
+async function sendStream(res: Response, status: number, out: StreamBody): Promise<void> {
+  res.status(status).type(out.contentType);
+  res.setHeader('Cache-Control', 'no-store');
+  try {
+    await pipeline(out.body, res);
+  } catch (err) {
+    if (!res.headersSent) throw err;
+    res.destroy();
+    // The client going away is not a failure; anything else is logged by the error handler.
+    if ((err as { code?: string }).code !== 'ERR_STREAM_PREMATURE_CLOSE') throw err;
   }
 }
 
@@ -287,9 +314,14 @@ function pathRegex(path: string): RegExp {
 }
 
 function errorHandler(log: Logger) {
-  return (err: unknown, _req: Request, res: Response, next: NextFunction): void => {
-    if (res.headersSent) return next(err);
+  return (err: unknown, _req: Request, res: Response, _next: NextFunction): void => {
     const requestId = String(res.locals.requestId ?? '');
+    if (res.headersSent) {
+      // A streamed body failed midway: the response was cut (the client sees a truncated transfer).
+      log.error({ reqId: requestId, err }, 'streamed response aborted');
+      res.destroy();
+      return;
+    }
     const { status, body, internal } = toHttpError(err, requestId);
     if (internal) log.error({ reqId: requestId, err }, 'request failed');
     else if (status >= 500) log.warn({ reqId: requestId, code: body.error.code, msg: body.error.message }, 'store unavailable');

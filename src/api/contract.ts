@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { KeyRole } from '../access/roles';
 
-export { MEMORY_ROLES, REVIEW_ROLES } from '../access/roles';
+export { AUDIT_ROLES, MEMORY_ROLES, REVIEW_ROLES } from '../access/roles';
 
 /*
  * The wire contract of the HTTP API: what a route is, without its handler. Zod only, so
@@ -15,9 +15,18 @@ type HttpMethod = 'get' | 'post' | 'put' | 'delete';
  * How a route treats the user ids in its input (after tenant namespacing):
  * - `owned`: the tenant must already own every user id, else 404 (reads, deletes);
  * - `claim`: the tenant takes ownership of new user ids (writes);
- * - `erase`: owned, and released after the handler erased the user.
+ * - `erase`: owned, and released after the handler erased the user;
+ * - `tenant`: tenant-wide, no user is required or claimed: a user id in the input is a
+ *   filter (namespaced like any other), so a user the tenant erased can still be named.
  */
-type UserAccess = 'owned' | 'claim' | 'erase';
+type UserAccess = 'owned' | 'claim' | 'erase' | 'tenant';
+
+/**
+ * What a route answers: `json` (the default), the `output` schema as a JSON body; or
+ * `stream`, a text body in one of `contentTypes` written as it is produced (an export of any
+ * size in bounded memory), which `output` describes for the OpenAPI document (a string).
+ */
+export type RouteResponse = { readonly kind: 'json' } | { readonly kind: 'stream'; readonly contentTypes: readonly string[] };
 
 /**
  * One operation of the API. This single definition drives the express route, request
@@ -42,6 +51,13 @@ export interface RouteDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodTy
   access: UserAccess;
   /** The key roles that may call the route; checked once, before validation, for every route (and MCP tool). */
   roles: readonly KeyRole[];
+  /** How the result travels; JSON when absent. */
+  response?: RouteResponse;
+}
+
+/** Whether a route streams its body rather than answering JSON. */
+export function isStreamed(def: Pick<RouteDef, 'response'>): def is { response: Extract<RouteResponse, { kind: 'stream' }> } {
+  return def.response?.kind === 'stream';
 }
 
 /** A route table: definitions keyed by id, each typed with its own input and output schemas. */

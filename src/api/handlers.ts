@@ -1,13 +1,16 @@
+import type { Readable } from 'node:stream';
 import type { z } from 'zod';
+import type { AuditReader } from '../audit/contract';
 import { MnemographError } from '../errors';
 import type { AgentMemory } from '../memory/agent-memory';
 import type { UserDataStore } from '../tenancy/user-data-store';
 import type { RouteDef } from './contract';
 
-/** What a handler may use. The facade and the whole-user store, nothing else. */
+/** What a handler may use. The facade, the whole-user store and the audit log's reader, nothing else. */
 export interface RouteContext {
   memory: AgentMemory;
   users: UserDataStore;
+  audit: AuditReader;
 }
 
 /**
@@ -19,10 +22,23 @@ export interface RequestContext extends RouteContext {
   external: <T>(value: T) => T;
   /** Drops the tenant's registration of the request's users; an erasure runs it before its fence opens. */
   unregister: () => Promise<void>;
+  /** The caller's tenant (from its API key): what tenant-wide routes read. */
+  tenantId: string;
 }
 
-/** Runs a route's operation: the validated, tenant-namespaced input in, the JSON result out. */
-type Handler<D extends RouteDef> = (input: z.output<D['input']>, ctx: RequestContext) => Promise<z.input<D['output']>>;
+/**
+ * What a streamed route's handler returns: the body, produced as the client reads it, and
+ * its media type. The handler should have started its source already (run the query, read
+ * a first row), so that a failure to start is an ordinary error answer; a failure midway
+ * aborts the response, which a client sees as a truncated body, never as a complete one.
+ */
+export interface StreamBody {
+  contentType: string;
+  body: Readable;
+}
+
+/** Runs a route's operation: the validated, tenant-namespaced input in, the JSON result (or a streamed body) out. */
+type Handler<D extends RouteDef> = (input: z.output<D['input']>, ctx: RequestContext) => Promise<D['response'] extends { kind: 'stream' } ? StreamBody : z.input<D['output']>>;
 
 /** One handler per definition of a route table, under the same key (a missing or extra one is a type error). */
 export type Handlers<T> = { [K in keyof T]: T[K] extends RouteDef ? Handler<T[K]> : never };

@@ -1,6 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { pathParams, usesQuery, type RouteDef } from './contract';
+import { isStreamed, pathParams, usesQuery, type RouteDef } from './contract';
 import { ErrorSchema } from './schemas';
 
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
@@ -31,6 +31,12 @@ export function forDocs(schema: z.ZodType): z.ZodType {
 function mapInner(outer: z.ZodType, inner: z.ZodType, wrap: (t: z.ZodType) => z.ZodType): z.ZodType {
   const mapped = forDocs(inner);
   return mapped === inner ? outer : wrap(mapped);
+}
+
+/** The success body: JSON of the output schema, or for a streamed route each of its media types. */
+function successContent(r: RouteDef): Record<string, { schema: z.ZodType }> {
+  if (!isStreamed(r)) return { 'application/json': { schema: forDocs(r.output) } };
+  return Object.fromEntries(r.response.contentTypes.map((t) => [t, { schema: r.output }]));
 }
 
 /** Express ":name" to OpenAPI "{name}". */
@@ -72,7 +78,7 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string): Open
       security: [{ [bearer.name]: [] }],
       request,
       responses: {
-        [r.status]: { description: 'success', content: { 'application/json': { schema: forDocs(r.output) } } },
+        [r.status]: { description: isStreamed(r) ? 'success: the body is streamed as it is produced' : 'success', content: successContent(r) },
         400: errorResponse('invalid request (code VALIDATION_FAILED, INVALID_JSON, ...); nothing was written'),
         401: errorResponse('missing, unknown or revoked API key'),
         403: errorResponse(`the key's role may not call this route (allowed: ${r.roles.join(', ')})`),

@@ -1,4 +1,5 @@
 import { NotFoundError } from '../errors';
+import { AUDIT_HANDLERS } from './audit-routes';
 import { bindRoutes, type Handlers, type Route } from './handlers';
 import { KNOWLEDGE_HANDLERS } from './knowledge-routes';
 import { POOL_HANDLERS } from './pool-routes';
@@ -55,4 +56,4 @@ const TURN_HANDLERS = {
 } satisfies Handlers<typeof TURN_ROUTE_DEFS>;
 
 /** Every route with its handler, in documentation order. */
-export const ROUTES: readonly Route[] = bindRoutes(ROUTE_DEFS, { ...TURN_HANDLERS, ...KNOWLEDGE_HANDLERS, ...POOL_HANDLERS, ...TIER_HANDLERS });
+export const ROUTES: readonly Route[] = bindRoutes(ROUTE_DEFS, { ...TURN_HANDLERS, ...KNOWLEDGE_HANDLERS, ...POOL_HANDLERS, ...TIER_HANDLERS, ...AUDIT_HANDLERS });

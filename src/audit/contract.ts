@@ -1,4 +1,5 @@
 import type { AuditActor } from './actor';
+import type { AuditRow } from './schema';
 
 export type { AuditActor, AuditSurface } from './actor';
 export type AuditLevel = 'off' | 'writes' | 'reads' | 'verbose';
@@ -140,4 +141,42 @@ export interface AuditChain {
    * snapshot, streaming rows so memory stays bounded; stops at the first break.
    */
   verify(since?: string): Promise<ChainReport>;
+}
+
+export * from './schema';
+
+/**
+ * Whose rows a read covers: one tenant's (by the `tenant_id` column; what every API
+ * caller gets), or every row (the operator's CLI without --tenant).
+ */
+export type AuditScope = { readonly tenantId: string } | { readonly allTenants: true };
+
+/** What narrows a read of the audit log; user ids are internal (tenant-namespaced), as the stores keep them. */
+export interface AuditFilter {
+  userId?: string;
+  operation?: string;
+  memoryType?: string;
+  channel?: string;
+  keyId?: string;
+  agentId?: string;
+  surface?: string;
+  since?: Date;
+  until?: Date;
+  success?: boolean;
+}
+
+/**
+ * The audit log for reviewers: rows as stored (internal ids; the API maps user,
+ * conversation and affected ids to the tenant's own). Pages newest first with an opaque keyset cursor on
+ * (timestamp, id), and every matching row oldest first as a stream, in bounded memory.
+ */
+export interface AuditReader {
+  /** One page, newest first; `nextCursor` is null on the last page. A malformed cursor is a ValidationError. */
+  page(scope: AuditScope, filter: AuditFilter, opts: { cursor?: string; limit: number }): Promise<{ rows: AuditRow[]; nextCursor: string | null }>;
+  /**
+   * Every matching row, oldest first, read through a server-side cursor in batches: memory
+   * stays bounded however many rows match, and a slow consumer pauses the read. Breaking
+   * out of the loop (or an error) releases the connection.
+   */
+  stream(scope: AuditScope, filter: AuditFilter): AsyncIterable<AuditRow>;
 }

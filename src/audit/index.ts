@@ -4,3 +4,5 @@ export { returnedIds } from './returned-ids';
 export { PgAuditLogger } from './pg-audit-logger';
 export { PERSONAL_AUDIT_COLUMNS, PgAuditTrail } from './pg-audit-trail';
 export { PgAuditChain } from './pg-audit-chain';
+export { PgAuditReader } from './pg-audit-reader';
+export { CSV_COLUMNS, EXPORT_CONTENT_TYPES, exportStream, mapRows, withExternalAffected } from './export';

@@ -14,6 +14,7 @@ import { reindexCommand } from './reindex-command';
 import { mcpCommand, serveCommand, startCommand } from './service-commands';
 import { exportCommand, forgetUserCommand, importCommand, searchCommand, settingsCommand, statsCommand, tiersCommand, type SettingsFlags } from './user-commands';
 import { describeInit, initCommand } from './init-command';
+import { auditReadCommands } from './audit-command';
 import { applyEnvFile } from '../config/env-file';
 import { setProcessActor } from '../audit/actor';
 import { auditVerifyCommand } from './audit-verify-command';
@@ -208,6 +209,10 @@ userOptions(program.command('forget-user').description('erase a user from Neo4j,
   .action(async (opts: { user: string; tenant?: string; yes?: boolean }) => {
     process.exitCode = await forgetUserCommand(config(), opts);
   });
+// --- The audit log (src/audit): one registration per subcommand on this group.
+const audit = program.command('audit').description("the audit log: who did what to which user's memory, when");
+auditReadCommands(audit, config);
+
 program
   .command('reindex')
   .description('re-embed every turn, fact, entity, strategy and goal with the configured model, and make it the active one')
@@ -216,7 +221,6 @@ program
     process.exitCode = await reindexCommand(config(), opts);
   });
 
-const audit = program.command('audit').description('the audit log (memory_audit_log)');
 audit
   .command('verify')
   .description("recompute every audit row's hash and its link to the previous row of its day; names the first row that breaks the chain (exit 1)")

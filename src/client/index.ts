@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { pathParams, usesQuery, type RouteDef } from '../api/contract';
+import { isStreamed, pathParams, usesQuery, type RouteDef } from '../api/contract';
 import { ROUTE_DEFS } from '../api/route-defs';
 import { ConnectionError, MnemographApiError, errorFor } from './errors';
 
@@ -127,6 +127,17 @@ export class MnemographClient {
   writeLearnedInfo = (input: In<'writeLearnedInfo'>): Promise<Out<'writeLearnedInfo'>> => this.call(routes.writeLearnedInfo, input);
   deleteLearnedInfo = (userId: string, connectionId: string): Promise<Out<'deleteLearnedInfo'>> => this.call(routes.deleteLearnedInfo, { userId, connectionId });
   tierStats = (userId: string): Promise<Out<'tierStats'>> => this.call(routes.tierStats, { userId });
+  // The audit log (admin and reviewer keys).
+  /** One page of the tenant's audit rows, newest first; pass `nextCursor` as `cursor` for the next. */
+  queryAudit = (query: In<'queryAudit'> = {}): Promise<Out<'queryAudit'>> => this.call(routes.queryAudit, query);
+  /** Every matching audit row, oldest first, as a stream of CSV or JSON-lines text (read it as it arrives; nothing is buffered). */
+  exportAudit = async (query: In<'exportAudit'> = {}): Promise<ReadableStream<Uint8Array>> => {
+    const res = await this.stream(routes.exportAudit, query);
+    if (!res.body) throw new ConnectionError(0, 'EMPTY_BODY', 'the export answered without a body');
+    return res.body;
+  };
+  /** The whole export as one string (small exports; use exportAudit for large ones). */
+  exportAuditText = async (query: In<'exportAudit'> = {}): Promise<string> => (await this.stream(routes.exportAudit, query)).text();
 
   /** Working memory of one session, as `AgentMemory.session(scope)`. */
   session(scope: SessionScope) {
@@ -165,11 +176,27 @@ export class MnemographClient {
 
   /** Calls any route of the table (new operations are usable before they get a named method). */
   async call<R extends RouteDef>(route: R, input: RouteInput<R>): Promise<RouteOutput<R>> {
+    const text = await (await this.send(route, input)).text();
+    return (text ? safeJson(text) : undefined) as RouteOutput<R>;
+  }
+
+  /**
+   * Calls a streamed route (an export): the successful `Response`, its body not yet read.
+   * With no timeout on the transfer itself (an export of months may take minutes); a
+   * truncated transfer makes reading the body fail.
+   */
+  async stream<R extends RouteDef>(route: R, input: RouteInput<R>): Promise<Response> {
+    return this.send(route, input, !isStreamed(route));
+  }
+
+  /** One request with retries; the `Response` of a 2xx, or the typed error of anything else. */
+  private async send(route: RouteDef, input: Record<string, unknown>, timeout = true): Promise<Response> {
     const { url, init } = this.request(route, input);
+    if (isStreamed(route)) init.headers = { ...(init.headers as Record<string, string>), accept: route.response.contentTypes.join(', ') };
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
-        res = await fetch(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
+        res = await fetch(url, { ...init, signal: timeout ? AbortSignal.timeout(this.timeoutMs) : undefined });
       } catch (err) {
         const refused = /ECONNREFUSED|ECONNRESET/.test(String((err as { cause?: { code?: string } }).cause?.code ?? ''));
         if (refused && attempt < this.retries) {
@@ -184,19 +211,11 @@ export class MnemographClient {
         await sleep(Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter * 1000, 60_000) : this.delay(attempt));
         continue;
       }
+      if (res.ok) return res;
       const text = await res.text();
       const body: unknown = text ? safeJson(text) : undefined;
-      if (!res.ok) {
-        const e = (body as { error?: { code?: string; message?: string; details?: Record<string, unknown>; requestId?: string } } | undefined)?.error;
-        throw errorFor(
-          res.status,
-          e?.code ?? `HTTP_${res.status}`,
-          e?.message ?? (text.slice(0, 200) || res.statusText),
-          e?.details ?? {},
-          e?.requestId ?? res.headers.get('x-request-id') ?? undefined,
-        );
-      }
-      return body as RouteOutput<R>;
+      const e = (body as { error?: { code?: string; message?: string; details?: Record<string, unknown>; requestId?: string } } | undefined)?.error;
+      throw errorFor(res.status, e?.code ?? `HTTP_${res.status}`, e?.message ?? (text.slice(0, 200) || res.statusText), e?.details ?? {}, e?.requestId ?? res.headers.get('x-request-id') ?? undefined);
     }
   }
 

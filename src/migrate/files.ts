@@ -78,5 +78,5 @@ export function cypherDropped(text: string): string[] {
 }
 
 export function sqlObjects(text: string): string[] {
-  return [...text.matchAll(/^CREATE\s+(?:TABLE|(?:UNIQUE\s+)?INDEX|FUNCTION|TRIGGER)\s+([a-z_][a-z0-9_]*)/gim)].map((m) => m[1]!);
+  return [...text.matchAll(/^CREATE\s+(?:TABLE|VIEW|(?:UNIQUE\s+)?INDEX|FUNCTION|TRIGGER)\s+([a-z_][a-z0-9_]*)/gim)].map((m) => m[1]!);
 }

@@ -143,6 +143,8 @@ export const happy: Record<string, (u: SeededUser) => Case> = {
   setActiveGoal: (u) => ({ method: 'PUT', path: `${u.s}/active-goal`, body: { goalId: 'g1', description: 'plan a trip' }, status: 200 }),
   clearSession: (u) => ({ method: 'DELETE', path: u.s, status: 200 }),
   userStats: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/stats`, status: 200 }),
+  queryAudit: (u) => ({ method: 'GET', path: `/v1/audit?userId=${u.userId}&limit=10`, status: 200 }),
+  exportAudit: (u) => ({ method: 'GET', path: `/v1/audit/export?format=csv&userId=${u.userId}`, status: 200 }),
   forgetUser: (u) => ({ method: 'DELETE', path: `/v1/users/${u.userId}`, status: 200 }),
   remember: (u) => ({ method: 'POST', path: '/v1/recall', body: { userId: u.userId, query: 'where does the user live?', topK: 5 }, status: 200 }),
   recallContext: (u) => ({ method: 'POST', path: '/v1/recall/context', body: { userId: u.userId, query: 'where does the user live?', tokenBudget: 200 }, status: 200 }),

@@ -52,7 +52,7 @@ describe('every route', () => {
     expect(bad.body.error).toMatchObject({ code: 'VALIDATION_FAILED' });
     expect(bad.body.error.details.issues.length).toBeGreaterThan(0);
     if (c.body) expect((await h.call(key, c.method, c.path, badBody)).status).toBe(400);
-    else expect((await h.call(key, c.method, `${c.path}?unexpected=1`)).status).toBe(400);
+    else expect((await h.call(key, c.method, `${c.path}${c.path.includes('?') ? '&' : '?'}unexpected=1`)).status).toBe(400);
 
     // Unknown user of this tenant: 404 for reads and deletes; writes claim the id. (A case that
     // names no user, such as most pool routes, has nothing to check here: tests/pools covers them.)
@@ -71,6 +71,8 @@ describe('every route', () => {
     const route = ROUTES.find((x) => x.id === id)!;
     // A write that references only u's objects (entities, facts, turns) cannot use them: 404/400, never 5xx.
     if (route.access === 'claim') expect([route.status, 400, 404]).toContain(r.status);
+    // A tenant-wide read takes the user id as a filter: an unknown user matches nothing.
+    else if (route.access === 'tenant') expect(r.status).toBe(route.status);
     else expect(r.status).toBe(404);
   });
 });

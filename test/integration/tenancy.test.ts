@@ -41,6 +41,10 @@ describe('tenant isolation', () => {
         // A's pool in the path is such a reference too.
         const refersToA = JSON.stringify([c.path, c.body ?? {}]).match(new RegExp([u.entityId, u.personId, u.factId, u.strategyId, u.goalId, u.poolId].join('|')));
         expect({ id: r.id, status: res.status }).toEqual({ id: r.id, status: refersToA ? 404 : r.status });
+      } else if (r.access === 'tenant') {
+        // A tenant-wide read (the audit log) answers from B's own rows: nothing of A's.
+        expect({ id: r.id, status: res.status }).toEqual({ id: r.id, status: r.status });
+        expect(JSON.stringify(res.body)).not.toContain(A.tenantId);
       } else if (!JSON.stringify([c.path, c.body ?? {}]).match(new RegExp([u.userId, u.poolId].join('|')))) {
         // Names nothing of A's (the pools B may read): answers for B alone.
         expect({ id: r.id, status: res.status }).toEqual({ id: r.id, status: c.status });
