@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { createPgPool } from '../../src/infra/postgres';
 import { runPostgresMigrations } from '../../src/migrate';
 import { withDatabase } from '../../src/stack/services';
 import { openStack, uid, type TestStack } from '../support/stack';
@@ -92,7 +93,7 @@ describe('reviewer views and role', () => {
     const url = withDatabase(s.config.postgres.url, `mnemograph_role_${Date.now()}`);
     const db = new URL(url).pathname.slice(1);
     await client.query(`CREATE DATABASE ${pg.escapeIdentifier(db)}`);
-    const pool = new pg.Pool({ connectionString: url, max: 2 });
+    const pool = createPgPool(url, 2); // ignores the termination of idle clients by the DROP below
     try {
       const report = await runPostgresMigrations(pool, s.config, { check: false });
       expect(report.applied).toContain('008_audit_review');
