@@ -14,6 +14,7 @@ import { checkReadiness } from './health';
 import { ApiMetrics } from './metrics';
 import { buildOpenApi, type OpenApiDocument } from './openapi';
 import { RedisRateLimitStore } from './rate-limit';
+import { studioRouter } from './studio';
 import { ROUTES } from './routes';
 import { VERSION } from '../package-info';
 
@@ -91,6 +92,8 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   app.get('/v1/openapi.json', (_req, res) => {
     res.json(openapi);
   });
+  app.get('/studio', (_req, res) => res.redirect(301, '/studio/'));
+  app.use('/studio', studioRouter());
 
   const v1 = express.Router();
   v1.use(authenticate(tenants, authFailures, m.config.api.authFailuresPerMinute));
@@ -165,7 +168,7 @@ function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, metrics: Ap
     let outcome = 'error';
     try {
       const memory = ctx.memory.as(keyPrincipal(principal.tenantId, principal.keyId, principal.agentId));
-      const result = await r.handler(ns.mapIn(input), { ...ctx, memory, external: (v) => ns.mapOut(v) });
+      const result = await r.handler(ns.mapIn(input), { ...ctx, memory, external: (v) => ns.mapOut(v), principal, tenants });
       outcome = 'ok';
       if (r.access === 'erase') for (const u of userIds) await tenants.unregisterUser(principal.tenantId, u);
       if (r.id === 'getContextValue') metrics.workingLookups.inc({ result: 'hit' });

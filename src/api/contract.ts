@@ -15,9 +15,10 @@ type HttpMethod = 'get' | 'post' | 'put' | 'delete';
  * How a route treats the user ids in its input (after tenant namespacing):
  * - `owned`: the tenant must already own every user id, else 404 (reads, deletes);
  * - `claim`: the tenant takes ownership of new user ids (writes);
- * - `erase`: owned, and released after the handler erased the user.
+ * - `erase`: owned, and released after the handler erased the user;
+ * - `tenant`: names no user; answers about the caller's tenant as a whole (its users, the key itself).
  */
-type UserAccess = 'owned' | 'claim' | 'erase';
+type UserAccess = 'owned' | 'claim' | 'erase' | 'tenant';
 
 /**
  * One operation of the API. This single definition drives the express route, request

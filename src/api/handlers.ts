@@ -1,6 +1,8 @@
 import type { z } from 'zod';
 import { MnemographError } from '../errors';
 import type { AgentMemory } from '../memory/agent-memory';
+import type { Principal } from '../tenancy/contract';
+import type { PgTenantStore } from '../tenancy/pg-tenant-store';
 import type { UserDataStore } from '../tenancy/user-data-store';
 import type { RouteDef } from './contract';
 
@@ -17,6 +19,10 @@ export interface RouteContext {
  */
 export interface RequestContext extends RouteContext {
   external: <T>(value: T) => T;
+  /** Who calls: the API key's tenant, key id, role and agent (for routes about the caller or its tenant). */
+  principal: Principal;
+  /** The tenant registry (the tenant's users, for tenant-wide listings). */
+  tenants: Pick<PgTenantStore, 'listUsersAfter'>;
 }
 
 /** Runs a route's operation: the validated, tenant-namespaced input in, the JSON result out. */

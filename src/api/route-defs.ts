@@ -3,6 +3,7 @@ import { BatchSchema, RecentTurnsQuerySchema, TurnInputSchema, VectorSearchQuery
 import { ChannelSchema, IdSchema, UserIdSchema } from '../schemas';
 import { ContextKeySchema, ContextTtlSchema } from '../working/schema';
 import { defineRoutes, MEMORY_ROLES, REVIEW_ROLES } from './contract';
+import { BROWSE_ROUTE_DEFS } from './browse-route-defs';
 import { KNOWLEDGE_ROUTE_DEFS } from './knowledge-route-defs';
 import { ErasureReportSchema, OkSchema, ScoredTurnsSchema, SessionSnapshotSchema, StoreTurnResultSchema, TurnsSchema, UserStatsSchema } from './schemas';
 
@@ -183,4 +184,4 @@ export const TURN_ROUTE_DEFS = defineRoutes({
 });
 
 /** Every route definition, keyed by id, in documentation order. */
-export const ROUTE_DEFS = { ...TURN_ROUTE_DEFS, ...KNOWLEDGE_ROUTE_DEFS };
+export const ROUTE_DEFS = { ...TURN_ROUTE_DEFS, ...KNOWLEDGE_ROUTE_DEFS, ...BROWSE_ROUTE_DEFS };

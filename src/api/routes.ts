@@ -1,4 +1,5 @@
 import { NotFoundError } from '../errors';
+import { BROWSE_HANDLERS } from './browse-routes';
 import { bindRoutes, type Handlers, type Route } from './handlers';
 import { KNOWLEDGE_HANDLERS } from './knowledge-routes';
 import { ROUTE_DEFS, type TURN_ROUTE_DEFS } from './route-defs';
@@ -53,4 +54,4 @@ const TURN_HANDLERS = {
 } satisfies Handlers<typeof TURN_ROUTE_DEFS>;
 
 /** Every route with its handler, in documentation order. */
-export const ROUTES: readonly Route[] = bindRoutes(ROUTE_DEFS, { ...TURN_HANDLERS, ...KNOWLEDGE_HANDLERS });
+export const ROUTES: readonly Route[] = bindRoutes(ROUTE_DEFS, { ...TURN_HANDLERS, ...KNOWLEDGE_HANDLERS, ...BROWSE_HANDLERS });

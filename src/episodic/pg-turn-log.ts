@@ -5,6 +5,11 @@ import type { UserDataPart } from '../tenancy/user-data';
 
 const COLUMNS = ['turn_id', 'conversation_id', 'user_id', 'turn_index', 'timestamp', 'role', 'content', 'content_hash', 'token_count', 'model', 'channel', 'metadata'];
 
+// $1 user, $2 conversation -> deleted rows
+const DELETE_CONVERSATION_ROWS = 'DELETE FROM conversation_logs WHERE user_id = $1 AND conversation_id = $2';
+// $1 user, $2 conversation, $3 index -> deleted rows
+const DELETE_TURN_ROW = 'DELETE FROM conversation_logs WHERE user_id = $1 AND conversation_id = $2 AND turn_index = $3';
+
 /** conversation_logs: one row per turn, written after Neo4j accepted it; idempotent on turn id. */
 export class PgTurnLog implements TurnLog {
   constructor(private readonly db: Queryable) {}
@@ -21,6 +26,12 @@ export class PgTurnLog implements TurnLog {
       });
       await this.db.query(`INSERT INTO conversation_logs (${COLUMNS.join(', ')}) VALUES ${values.join(', ')} ON CONFLICT (turn_id) DO NOTHING`, params);
     }
+  }
+
+  /** Deletes the user's rows of one conversation (every turn, or the one at `index`); returns how many. */
+  async deleteTurns(userId: string, conversationId: string, index?: number): Promise<number> {
+    const r = index === undefined ? await this.db.query(DELETE_CONVERSATION_ROWS, [userId, conversationId]) : await this.db.query(DELETE_TURN_ROW, [userId, conversationId, index]);
+    return r.rowCount ?? 0;
   }
 
   /** The user's rows of `conversation_logs`, `memory_timeline`, for whole-user export, import and erasure. */

@@ -29,6 +29,9 @@ import { GoalMemory, type GoalStore } from '../goals';
 import { ObservationInputSchema, type Observation, type ObservationCategory, type ObservationQueue } from '../observations/contract';
 import type { UserProfile } from '../observations/profile';
 import type { JobName } from '../worker/contract';
+import { MemoryBrowser } from '../browse/memory-browser';
+import type { ConversationBrowser } from '../episodic/contract';
+import type { KnowledgeCuration } from '../semantic/contract';
 import type { JobRunResult } from '../worker/worker';
 
 export interface AgentMemoryDeps {
@@ -54,6 +57,9 @@ export interface AgentMemoryDeps {
   profiles?: { get(userId: string): Promise<UserProfile> };
   /** Runs a worker job now (src/worker); the composition root binds it. */
   runJob?: (name: JobName, opts?: { userIds?: string[] }) => Promise<JobRunResult>;
+  /** Browsing and curation (src/browse): the episodic and semantic stores' listing and deletion operations. */
+  conversations?: ConversationBrowser;
+  curation?: KnowledgeCuration;
 }
 
 /**
@@ -237,6 +243,13 @@ export class AgentMemory {
   get semantic(): SemanticMemory {
     return this.knowledge.semantic;
   }
+  /** Listings page by page and the studio's edits (restore, merge, delete a turn or a conversation): src/browse. */
+  get browse(): MemoryBrowser {
+    const { conversations, curation, turnLog, working, audit } = this.d;
+    if (!conversations || !curation) throw new ValidationError('browsing is not configured in this AgentMemory');
+    return (this.browser ??= new MemoryBrowser({ conversations, knowledge: curation, turnLog, working, audit }, this.principal));
+  }
+  private browser?: MemoryBrowser;
   /** Tool invocations and strategies. */
   get procedural(): ProceduralMemory {
     return this.knowledge.procedural;

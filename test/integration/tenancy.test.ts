@@ -35,7 +35,12 @@ describe('tenant isolation', () => {
     for (const r of order) {
       const c = happy[r.id]!(u);
       const res = await h.call(B.key, c.method, c.path, c.body);
-      if (r.access === 'claim') {
+      if (r.access === 'tenant') {
+        // About the caller's own tenant: answered, and nothing of A's in it.
+        expect({ id: r.id, status: res.status }).toEqual({ id: r.id, status: r.status });
+        expect(JSON.stringify(res.body)).not.toContain(u.userId);
+        expect(JSON.stringify(res.body)).not.toContain(A.tenantId);
+      } else if (r.access === 'claim') {
         // A write names B's own user of that name: it succeeds in B's namespace, unless it
         // references A's objects (entity, fact or turn ids), which B cannot see: 404.
         const refersToA = JSON.stringify(c.body ?? {}).match(new RegExp([u.entityId, u.personId, u.factId, u.strategyId, u.goalId].join('|')));

@@ -17,6 +17,8 @@ const ALLOWED = new Set([
   'src/access/roles.ts',
   'src/api/route-defs.ts',
   'src/api/knowledge-route-defs.ts',
+  'src/api/browse-route-defs.ts',
+  'src/browse/schema.ts',
   'src/api/schemas.ts',
   'src/schemas.ts',
   'src/errors.ts',
