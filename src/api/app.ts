@@ -92,7 +92,6 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   app.get('/v1/openapi.json', (_req, res) => {
     res.json(openapi);
   });
-  app.get('/studio', (_req, res) => res.redirect(301, '/studio/'));
   app.use('/studio', studioRouter());
 
   const v1 = express.Router();

@@ -19,13 +19,17 @@ const CSP = "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'u
  */
 export function studioRouter(dir: string = STUDIO_DIR): Router {
   const router = express.Router();
-  router.use((_req, res, next) => {
+  router.use((req, res, next) => {
+    // "/studio" itself: relative asset paths need the trailing slash.
+    if (req.originalUrl.split('?')[0] === '/studio') return res.redirect(301, '/studio/');
     res.setHeader('Content-Security-Policy', CSP);
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Referrer-Policy', 'no-referrer');
     next();
   });
-  router.use('/assets', express.static(join(dir, 'assets'), { index: false, fallthrough: false, immutable: true, maxAge: '365d' }));
+  router.use('/assets', express.static(join(dir, 'assets'), { index: false, immutable: true, maxAge: '365d' }), (req, _res, next) =>
+    next(new HttpError(404, 'NOT_FOUND', `no studio asset ${req.path}; the page may be older than the build: reload it`)),
+  );
   router.get('/{*path}', (_req, res, next) => {
     const index = join(dir, 'index.html');
     if (!existsSync(index)) return next(new HttpError(404, 'STUDIO_NOT_BUILT', 'the studio is not built; run `npm run build:studio` (npm start builds it when missing)'));
