@@ -60,7 +60,7 @@ describe('tenant isolation', () => {
     expect(bConv.body.turns.map((t: { content: string }) => t.content)).toEqual(['And I adopted a cat.']);
     const aConv = await h.call(A.key, 'GET', `/v1/users/${u.userId}/conversations/${u.conversationId}`);
     expect(aConv.body.turns.map((t: { content: string }) => t.content)).not.toContain('And I adopted a cat.');
-  });
+  }, 240_000); // one call and one whole-user snapshot per route: it grows with the route table
 
   it("ids that spell out another tenant's namespace stay inside the caller's own", async () => {
     const u = await seedUser(h, A.key);
