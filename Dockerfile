@@ -5,7 +5,7 @@
 # REDIS_URL at them (docker-compose.yml does). Build: `docker build -t mnemograph .`
 ARG NODE_VERSION=20.20.2
 
-# --- build: every dependency, TypeScript compiled to dist/
+# --- build: every dependency, TypeScript compiled to dist/, the studio (Vite) to studio/dist/
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
@@ -13,6 +13,7 @@ COPY package.json package-lock.json .npmrc ./
 RUN ONNXRUNTIME_NODE_INSTALL=skip npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY studio ./studio
 RUN npm run build
 
 # --- prod-deps: production dependencies only (no optional USE-lite runtime), onnxruntime-node's binaries for other platforms removed
@@ -50,6 +51,7 @@ COPY cypher ./cypher
 COPY sql ./sql
 COPY config/mnemograph.env.example ./config/
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/studio/dist ./studio/dist
 USER node
 # The local embedding model (downloaded once from Maven Central, SHA-256 checked) and audit
 # records spooled while PostgreSQL is down: both must outlive the container.

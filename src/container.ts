@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { PgAuditLogger, PgAuditReader, PgAuditTrail, type AuditLogger, type AuditReader } from './audit';
 import type { Config } from './config';
 import { createEmbedder, type Embedder } from './embedding';
-import { BackgroundEmbedder, Neo4jConversationUpkeep, Neo4jEpisodicStore, PgTurnLog, turnBacklog } from './episodic';
+import { BackgroundEmbedder, Neo4jConversationBrowser, Neo4jConversationUpkeep, Neo4jEpisodicStore, PgTurnLog, turnBacklog } from './episodic';
 import { createLogger, type Logger } from './infra/logger';
 import { createNeo4jDriver, Neo4jExecutor, waitForNeo4j } from './infra/neo4j';
 import { createPgPools } from './infra/postgres';
@@ -15,7 +15,7 @@ import { assertMigrated, Neo4jGraphCensus, REPO_ROOT, runMigrations } from './mi
 import { FailoverWorkingStore, MemoryWorkingStore, RedisWorkingStore } from './working';
 import { ChatTextGenerator, HttpReranker, HybridRecallEngine, LlmReranker, StoreReinforcer, recallSettingsFrom, type ProfileSource, type RecallSource } from './retrieval';
 import { createDefaultSources } from './retrieval/sources';
-import { Neo4jSemanticStore, Neo4jSemanticUpkeep } from './semantic';
+import { Neo4jKnowledgeCuration, Neo4jSemanticStore, Neo4jSemanticUpkeep } from './semantic';
 import { Neo4jProceduralStore, PgToolInvocationLog } from './procedural';
 import { Neo4jGoalStore } from './goals';
 import { Neo4jPoolStore } from './pools';
@@ -235,6 +235,8 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     settings,
     learnedInfo,
     tierCounters,
+    conversations: new Neo4jConversationBrowser(neo4j),
+    curation: new Neo4jKnowledgeCuration(neo4j),
   });
 
   const extractor = opts.extractor ?? createExtractor(config.extraction, { log, usage: usageSink });

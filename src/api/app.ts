@@ -16,6 +16,7 @@ import { checkReadiness } from './health';
 import { ApiMetrics } from './metrics';
 import { buildOpenApi, type OpenApiDocument } from './openapi';
 import { RedisRateLimitStore } from './rate-limit';
+import { studioRouter } from './studio';
 import { ROUTES } from './routes';
 import { VERSION } from '../package-info';
 import { withActor } from '../audit/actor';
@@ -98,6 +99,7 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   app.get('/v1/openapi.json', (_req, res) => {
     res.json(openapi);
   });
+  app.use('/studio', studioRouter());
 
   const v1 = express.Router();
   v1.use(authenticate(tenants, authFailures, m.config.api.authFailuresPerMinute));
@@ -183,7 +185,7 @@ function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, fence: User
       const unregister = async () => {
         for (const u of userIds) await tenants.unregisterUser(principal.tenantId, u);
       };
-      const result = await r.handler(internal, { ...ctx, memory, external: (v) => ns.mapOut(v), unregister, tenantId: principal.tenantId });
+      const result = await r.handler(internal, { ...ctx, memory, external: (v) => ns.mapOut(v), unregister, tenantId: principal.tenantId, principal, tenants });
       if (r.access === 'claim') await tenants.registerUsers(principal.tenantId, userIds, pass?.epochs);
       if (isStreamed(r)) {
         await sendStream(res, r.status, result as StreamBody);

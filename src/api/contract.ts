@@ -16,7 +16,8 @@ type HttpMethod = 'get' | 'post' | 'put' | 'delete';
  * - `owned`: the tenant must already own every user id, else 404 (reads, deletes);
  * - `claim`: the tenant takes ownership of new user ids (writes);
  * - `erase`: owned, and released after the handler erased the user;
- * - `tenant`: tenant-wide, no user is required or claimed: a user id in the input is a
+ * - `tenant`: tenant-wide, no user is required or claimed: it answers about the caller's
+ *   tenant as a whole (its users, the key itself, its audit log); a user id in the input is a
  *   filter (namespaced like any other), so a user the tenant erased can still be named.
  */
 type UserAccess = 'owned' | 'claim' | 'erase' | 'tenant';

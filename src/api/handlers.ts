@@ -3,6 +3,8 @@ import type { z } from 'zod';
 import type { AuditReader } from '../audit/contract';
 import { MnemographError } from '../errors';
 import type { AgentMemory } from '../memory/agent-memory';
+import type { Principal } from '../tenancy/contract';
+import type { PgTenantStore } from '../tenancy/pg-tenant-store';
 import type { UserDataStore } from '../tenancy/user-data-store';
 import type { RouteDef } from './contract';
 
@@ -24,6 +26,10 @@ export interface RequestContext extends RouteContext {
   unregister: () => Promise<void>;
   /** The caller's tenant (from its API key): what tenant-wide routes read. */
   tenantId: string;
+  /** Who calls: the API key's tenant, key id, role and agent (for routes about the caller or its tenant). */
+  principal: Principal;
+  /** The tenant registry (the tenant's users, for tenant-wide listings). */
+  tenants: Pick<PgTenantStore, 'listUsersAfter'>;
 }
 
 /**

@@ -4,6 +4,7 @@ import { ChannelSchema, IdSchema, UserIdSchema } from '../schemas';
 import { ContextKeySchema, ContextTtlSchema } from '../working/schema';
 import { AUDIT_ROUTE_DEFS } from './audit-route-defs';
 import { defineRoutes, MEMORY_ROLES, REVIEW_ROLES } from './contract';
+import { BROWSE_ROUTE_DEFS } from './browse-route-defs';
 import { KNOWLEDGE_ROUTE_DEFS } from './knowledge-route-defs';
 import { POOL_ROUTE_DEFS } from './pool-route-defs';
 import { TIER_ROUTE_DEFS } from './tier-route-defs';
@@ -186,4 +187,4 @@ export const TURN_ROUTE_DEFS = defineRoutes({
 });
 
 /** Every route definition, keyed by id, in documentation order. */
-export const ROUTE_DEFS = { ...TURN_ROUTE_DEFS, ...KNOWLEDGE_ROUTE_DEFS, ...POOL_ROUTE_DEFS, ...TIER_ROUTE_DEFS, ...AUDIT_ROUTE_DEFS };
+export const ROUTE_DEFS = { ...TURN_ROUTE_DEFS, ...KNOWLEDGE_ROUTE_DEFS, ...POOL_ROUTE_DEFS, ...TIER_ROUTE_DEFS, ...AUDIT_ROUTE_DEFS, ...BROWSE_ROUTE_DEFS };

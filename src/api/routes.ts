@@ -1,5 +1,6 @@
 import { NotFoundError } from '../errors';
 import { AUDIT_HANDLERS } from './audit-routes';
+import { BROWSE_HANDLERS } from './browse-routes';
 import { bindRoutes, type Handlers, type Route } from './handlers';
 import { KNOWLEDGE_HANDLERS } from './knowledge-routes';
 import { POOL_HANDLERS } from './pool-routes';
@@ -56,4 +57,4 @@ const TURN_HANDLERS = {
 } satisfies Handlers<typeof TURN_ROUTE_DEFS>;
 
 /** Every route with its handler, in documentation order. */
-export const ROUTES: readonly Route[] = bindRoutes(ROUTE_DEFS, { ...TURN_HANDLERS, ...KNOWLEDGE_HANDLERS, ...POOL_HANDLERS, ...TIER_HANDLERS, ...AUDIT_HANDLERS });
+export const ROUTES: readonly Route[] = bindRoutes(ROUTE_DEFS, { ...TURN_HANDLERS, ...KNOWLEDGE_HANDLERS, ...POOL_HANDLERS, ...TIER_HANDLERS, ...AUDIT_HANDLERS, ...BROWSE_HANDLERS });

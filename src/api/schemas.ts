@@ -20,7 +20,7 @@ export const ErrorSchema = z
 
 const MetadataSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]));
 
-const TurnSchema = z
+export const TurnSchema = z
   .object({
     id: z.string().describe('"<conversationId>:<index>"'),
     userId: z.string(),

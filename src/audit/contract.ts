@@ -1,9 +1,8 @@
 import type { AuditActor } from './actor';
-import type { AuditRow } from './schema';
+import type { AuditRow, MemoryType } from './schema';
 
 export type { AuditActor, AuditSurface } from './actor';
 export type AuditLevel = 'off' | 'writes' | 'reads' | 'verbose';
-export type MemoryType = 'episodic' | 'semantic' | 'procedural' | 'working' | 'short_term' | 'shared' | 'system';
 
 /** One row of `memory_audit_log`. */
 export interface AuditRecord {

@@ -8,7 +8,8 @@ import { ChannelSchema, UserIdSchema } from '../schemas';
  */
 
 export const AUDIT_SURFACES = ['http', 'mcp', 'cli', 'worker'] as const;
-export const AUDIT_MEMORY_TYPES = ['episodic', 'semantic', 'procedural', 'working', 'system'] as const;
+export const AUDIT_MEMORY_TYPES = ['episodic', 'semantic', 'procedural', 'working', 'short_term', 'shared', 'system'] as const;
+export type MemoryType = (typeof AUDIT_MEMORY_TYPES)[number];
 export const AUDIT_EXPORT_FORMATS = ['csv', 'jsonl'] as const;
 export type AuditExportFormat = (typeof AUDIT_EXPORT_FORMATS)[number];
 

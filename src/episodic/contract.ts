@@ -160,6 +160,8 @@ export interface TurnLog {
    * a turn that already existed is left as it is.
    */
   append(turns: Array<NewTurn & { id: string; index: number; created: boolean }>): Promise<void>;
+  /** Deletes the user's rows of one conversation: every turn, or the one at `index`. Returns how many went. */
+  deleteTurns(userId: string, conversationId: string, index?: number): Promise<number>;
 }
 
 // ------------------------------------------------------------------ upkeep (worker jobs)
@@ -221,4 +223,35 @@ export interface ConversationUpkeep {
   archiveIdle(p: { now: string; days: number; limit: number; userIds: readonly string[] | null }): Promise<number>;
   /** How many conversations wait for consolidation and the last activity of the oldest (ISO), for metrics. */
   consolidationBacklog(): Promise<{ oldest: string | null; conversations: number }>;
+}
+
+// ------------------------------------------------------------------ browsing (the studio)
+
+/** A conversation as a listing shows it. */
+export interface ConversationInfo {
+  conversationId: string;
+  channel: string;
+  /** Turns it holds now (deleted ones are not counted). */
+  turns: number;
+  startedAt: string | null;
+  lastTurnAt: string | null;
+  archived: boolean;
+}
+
+/**
+ * Reading one user's conversations page by page, and deleting turns for real (the studio's
+ * browser and its delete control). Every operation is scoped to `scope.userId`: another
+ * user's conversation behaves as missing.
+ */
+export interface ConversationBrowser {
+  /** The user's conversations, latest activity first, at most `limit`, after `cursor` (from the previous page). */
+  listConversations(scope: AccessScope, q: { channel?: string; cursor?: string; limit: number }): Promise<{ conversations: ConversationInfo[]; nextCursor: string | null }>;
+  /** Up to `limit` turns of the conversation with an index above `afterIndex`, in order, and how many it holds; null when it is not the user's. */
+  turnsPage(scope: AccessScope, conversationId: string, q: { afterIndex: number; limit: number }): Promise<{ turns: Turn[]; total: number } | null>;
+  /** The user's conversation's channel and how many turns a deletion would take (all, or the one at `index`); null when it (or that turn) is not the user's. */
+  describe(scope: AccessScope, conversationId: string, index?: number): Promise<{ channel: string; turns: number } | null>;
+  /** Deletes one turn (its neighbours are linked to each other); returns how many were deleted (0 or 1). */
+  deleteTurn(scope: AccessScope, conversationId: string, index: number): Promise<number>;
+  /** Deletes every turn of the conversation and the conversation, in batches; returns the turns deleted. */
+  deleteConversation(scope: AccessScope, conversationId: string): Promise<number>;
 }

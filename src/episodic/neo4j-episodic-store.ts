@@ -19,8 +19,8 @@ export const MAX_SPEAKERS = 50;
 /** Distinct speakers kept per user, across their conversations (recall's speaker memo reads these). */
 export const MAX_USER_SPEAKERS = 200;
 
-// Projection of a Turn node into the row every read returns (no embedding).
-const TURN = `{ id: t.id, userId: t.user_id, channel: t.channel, conversationId: t.conversation_id, index: t.index, role: t.role,
+/** Projection of a Turn node `t` into the row every read returns (no embedding; `toTurn`). */
+export const TURN = `{ id: t.id, userId: t.user_id, channel: t.channel, conversationId: t.conversation_id, index: t.index, role: t.role,
   content: t.content, timestamp: toString(t.timestamp), tokenCount: t.token_count, metadataJson: t.metadata_json,
   embedded: t.embedding IS NOT NULL }`;
 

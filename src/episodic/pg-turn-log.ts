@@ -10,6 +10,11 @@ const ON_CREATED = `ON CONFLICT (turn_id) DO UPDATE SET ${COLUMNS.slice(1)
   .join(', ')}`;
 const ON_REPEAT = 'ON CONFLICT (turn_id) DO NOTHING';
 
+// $1 user, $2 conversation -> deleted rows
+const DELETE_CONVERSATION_ROWS = 'DELETE FROM conversation_logs WHERE user_id = $1 AND conversation_id = $2';
+// $1 user, $2 conversation, $3 index -> deleted rows
+const DELETE_TURN_ROW = 'DELETE FROM conversation_logs WHERE user_id = $1 AND conversation_id = $2 AND turn_index = $3';
+
 /**
  * conversation_logs: one row per turn, written inside the Neo4j transaction that stores it
  * (before its commit, see EpisodicStore.storeTurns), so a turn is never committed without
@@ -41,6 +46,12 @@ export class PgTurnLog implements TurnLog {
       });
       await this.db.query(`INSERT INTO conversation_logs (${COLUMNS.join(', ')}) VALUES ${values.join(', ')} ${onConflict}`, params);
     }
+  }
+
+  /** Deletes the user's rows of one conversation (every turn, or the one at `index`); returns how many. */
+  async deleteTurns(userId: string, conversationId: string, index?: number): Promise<number> {
+    const r = index === undefined ? await this.db.query(DELETE_CONVERSATION_ROWS, [userId, conversationId]) : await this.db.query(DELETE_TURN_ROW, [userId, conversationId, index]);
+    return r.rowCount ?? 0;
   }
 
   /** The user's rows of `conversation_logs`, `memory_timeline`, for whole-user export, import and erasure. */

@@ -32,6 +32,9 @@ import type { FusionSettings } from '../retrieval/sources/hybrid';
 import { ObservationInputSchema, type Observation, type ObservationCategory, type ObservationQueue } from '../observations/contract';
 import type { UserProfile } from '../observations/profile';
 import type { JobName } from '../worker/contract';
+import { MemoryBrowser } from '../browse/memory-browser';
+import type { ConversationBrowser } from '../episodic/contract';
+import type { KnowledgeCuration } from '../semantic/contract';
 import type { JobRunResult } from '../worker/worker';
 import { ShortTermMemory, type Clock, type ShortTermStore } from '../short-term';
 import { recallSkipReason, SettingsUpdateSchema, type MemorySettings, type SettingsStore, type SettingsUpdate } from '../settings';
@@ -75,6 +78,9 @@ export interface AgentMemoryDeps {
   learnedInfo?: LearnedInfoStore;
   /** One counter per memory tier (src/tiers); the shared tier's is added by the pools module. */
   tierCounters?: TierCounter[];
+  /** Browsing and curation (src/browse): the episodic and semantic stores' listing and deletion operations. */
+  conversations?: ConversationBrowser;
+  curation?: KnowledgeCuration;
 }
 
 /**
@@ -373,6 +379,13 @@ export class AgentMemory {
   get semantic(): SemanticMemory {
     return this.knowledge.semantic;
   }
+  /** Listings page by page and the studio's edits (restore, merge, delete a turn or a conversation): src/browse. */
+  get browse(): MemoryBrowser {
+    const { conversations, curation, turnLog, working, audit } = this.d;
+    if (!conversations || !curation) throw new ValidationError('browsing is not configured in this AgentMemory');
+    return (this.browser ??= new MemoryBrowser({ conversations, knowledge: curation, turnLog, working, audit }, this.principal));
+  }
+  private browser?: MemoryBrowser;
   /** Tool invocations and strategies. */
   get procedural(): ProceduralMemory {
     return this.knowledge.procedural;

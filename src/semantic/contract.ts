@@ -424,3 +424,62 @@ export interface SemanticUpkeep {
    */
   mergeDuplicateFacts(keepId: string, dupId: string, now: string): Promise<number>;
 }
+
+// ------------------------------------------------------------------ curation (the studio)
+
+/** A listing's filters (every channel of the user unless `channel` is given). */
+export interface EntityPage {
+  channel?: string;
+  type?: string;
+  /** A part of the name or an alias, case-insensitive. */
+  q?: string;
+  includeDeleted: boolean;
+  sort: 'name' | 'recent' | 'mentions';
+  offset: number;
+  limit: number;
+}
+
+export interface FactPage {
+  channel?: string;
+  /** current: active; past: superseded or retracted. */
+  status: 'current' | 'past' | 'all';
+  entityId?: string;
+  predicate?: string;
+  sort: 'recent' | 'confidence';
+  offset: number;
+  limit: number;
+}
+
+/** What a merge moved onto the kept entity. */
+export interface MergeEntitiesResult {
+  entity: Entity;
+  merged: Entity;
+  moved: { facts: number; relationships: number; mentions: number };
+}
+
+/**
+ * What a person does to one user's knowledge from the studio: list entities and facts page by
+ * page, restore a retracted fact, merge two entities, and count what a deletion of turns
+ * leaves behind. Scoped to `scope.userId`; another user's ids behave as missing.
+ */
+export interface KnowledgeCuration {
+  /** One page of entities (at most `limit`, from `offset`), in the requested order. */
+  listEntities(scope: AccessScope, q: EntityPage): Promise<Entity[]>;
+  /** One page of facts (at most `limit`, from `offset`), newest or most confident first. */
+  listFacts(scope: AccessScope, q: FactPage): Promise<Fact[]>;
+  /**
+   * Makes a retracted fact active again (valid_to cleared, the retraction reason kept as
+   * `restore_of`). Throws NotFoundError when it is not the user's, ValidationError when it is
+   * not retracted (a superseded fact is corrected, not restored).
+   */
+  restoreFact(scope: AccessScope, factId: string): Promise<Fact>;
+  /**
+   * Folds `mergeId` into `keepId` in one transaction: its name and aliases become aliases of
+   * the kept entity, the facts about it, its typed relationships and the conversations that
+   * mention it move over, then it is soft-deleted (`merged_into`). NotFoundError when either
+   * is not a live entity of the user.
+   */
+  mergeEntities(scope: AccessScope, keepId: string, mergeId: string): Promise<MergeEntitiesResult>;
+  /** How many of the user's facts were derived from the conversation's turns (all, or the one at `index`). */
+  derivedFactCount(scope: AccessScope, conversationId: string, index?: number): Promise<number>;
+}

@@ -34,14 +34,14 @@ import { withChannels, writeKey, type AccessScope } from '../access';
 const TAG = (op: string) => ({ subsystem: 'semantic', op });
 
 // Projection of an Entity node into the row every read returns (no embedding).
-const ENTITY = `{ id: e.id, userId: e.user_id, channel: e.channel, name: e.name, type: e.type, aliases: coalesce(e.aliases, []),
+export const ENTITY = `{ id: e.id, userId: e.user_id, channel: e.channel, name: e.name, type: e.type, aliases: coalesce(e.aliases, []),
   normalizedNames: coalesce(e.normalized_names, []), description: e.description, propertiesJson: e.properties_json,
   salience: e.salience, accessCount: e.access_count, lastAccessed: toString(e.last_accessed), mentionCount: e.mention_count,
   protected: coalesce(e.protected, false), createdAt: toString(e.created_at), updatedAt: toString(e.updated_at),
   validFrom: toString(e.valid_from), validTo: toString(e.valid_to) }`;
 
 // Projection of a Fact node `f`; needs `about` (list of entity ids) in scope.
-const FACT = `{ id: f.id, userId: f.user_id, channel: f.channel, claim: f.claim, predicate: f.predicate, confidence: f.confidence,
+export const FACT = `{ id: f.id, userId: f.user_id, channel: f.channel, claim: f.claim, predicate: f.predicate, confidence: f.confidence,
   certainty: f.certainty, source: f.source, sourceTurnId: f.source_turn_id, temporal: f.temporal, validFrom: toString(f.valid_from),
   validTo: toString(f.valid_to), status: f.status, protected: coalesce(f.protected, false), needsReview: coalesce(f.needs_review, false),
   salience: f.salience, accessCount: f.access_count, lastAccessed: toString(f.last_accessed), createdAt: toString(f.created_at),
@@ -50,7 +50,7 @@ const FACT = `{ id: f.id, userId: f.user_id, channel: f.channel, claim: f.claim,
 // Fact `f` is visible to the active connections $connections (seed 000 §3.D): null = no
 // connection scoping; else facts without a connection plus those of the listed ones.
 const FACT_CONNECTIONS = `($connections IS NULL OR f.connection_id IS NULL OR f.connection_id IN $connections)`;
-const WITH_ABOUT = `OPTIONAL MATCH (f)-[:ABOUT]->(ae:Entity) WITH f, collect(ae.id) AS about`;
+export const WITH_ABOUT = `OPTIONAL MATCH (f)-[:ABOUT]->(ae:Entity) WITH f, collect(ae.id) AS about`;
 
 // Projection of a typed relationship `r` from `a` to `b`.
 /** Projection of a relationship `r` from `source` to `target` (Cypher expressions). */
@@ -373,10 +373,10 @@ UNWIND $rows AS row MATCH (f:Fact {id: row.id})
 CALL db.create.setNodeVectorProperty(f, 'embedding', row.embedding) REMOVE f.embedding_pending RETURN count(f) AS n`;
 
 type Props = Record<string, string | number | boolean>;
-interface EntityRow extends Omit<Entity, 'properties'> {
+export interface EntityRow extends Omit<Entity, 'properties'> {
   propertiesJson: string | null;
 }
-interface FactRow extends Omit<Fact, 'properties'> {
+export interface FactRow extends Omit<Fact, 'properties'> {
   propertiesJson: string | null;
 }
 interface RelRow extends Omit<Relationship, 'properties'> {

@@ -22,6 +22,8 @@ const FROM_TYPED = `CASE
 const LABELS = 'CALL db.labels() YIELD label RETURN label';
 // $userId -> {ref}: the user's node and every node owned by the user (per label, so the user_id range index is used)
 const OWNED_NODES = (label: string) => `MATCH (n:${quoteName(label)}) WHERE n.user_id = $userId RETURN elementId(n) AS ref`;
+// $userIds -> {userId, n}: how many nodes of a label each user owns (the user_id range index, no rows read)
+const COUNT_OWNED = (label: string) => `UNWIND $userIds AS uid MATCH (n:${quoteName(label)}) WHERE n.user_id = uid RETURN uid AS userId, count(n) AS n`;
 // $userId -> {ref}
 const USER_NODE = 'MATCH (n:User {id: $userId}) RETURN elementId(n) AS ref';
 // $refs -> {ref, labels, props: [{k, t, v}]} with temporal values as strings (typed, for the round trip)
@@ -112,6 +114,19 @@ export class Neo4jUserGraph implements UserDataPart {
       const n = label === 'User' ? (await this.neo4j.read(USER_NODE, { userId }, TAG('stats'))).length : (await this.neo4j.read(OWNED_NODES(label), { userId }, TAG('stats'))).length;
       if (n > 0) into.nodes[label] = n;
     }
+  }
+
+  /** Nodes per label (non-zero only) of each of `userIds`: the counts a listing of users shows, one query per label. */
+  async nodeCounts(userIds: readonly string[]): Promise<Map<string, Record<string, number>>> {
+    const out = new Map<string, Record<string, number>>(userIds.map((u) => [u, {}]));
+    if (userIds.length === 0) return out;
+    for (const label of await this.labels()) {
+      if (label === 'User') continue;
+      for (const r of await this.neo4j.read<{ userId: string; n: number }>(COUNT_OWNED(label), { userIds }, TAG('nodeCounts'))) {
+        if (r.n > 0) out.get(r.userId)![label] = r.n;
+      }
+    }
+    return out;
   }
 
   async *export(userId: string): AsyncGenerator<ExportLine> {

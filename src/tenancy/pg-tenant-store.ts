@@ -28,6 +28,8 @@ const OWNS_USER = 'SELECT EXISTS (SELECT 1 FROM tenant_users WHERE tenant_id = $
 const UNREGISTER_USER = 'DELETE FROM tenant_users WHERE tenant_id = $1 AND user_id = $2';
 // $1 tenant, $2 limit -> {user_id}
 const LIST_USERS = 'SELECT user_id FROM tenant_users WHERE tenant_id = $1 ORDER BY user_id LIMIT $2';
+// $1 tenant, $2 after (user id or null), $3 limit -> {user_id}: one page, by user id
+const LIST_USERS_AFTER = 'SELECT user_id FROM tenant_users WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id > $2) ORDER BY user_id LIMIT $3';
 
 /** Key format: "mg_<key id>_<secret>". The id lets verification find one row; the secret is hashed. */
 const KEY_FORMAT = /^mg_([a-z0-9]{12})_([A-Za-z0-9_-]{32,64})$/;
@@ -147,6 +149,11 @@ export class PgTenantStore implements TenantStore {
 
   async listUsers(tenantId: string, limit: number): Promise<string[]> {
     return (await this.db.query<{ user_id: string }>(LIST_USERS, [tenantId, limit])).rows.map((r) => r.user_id);
+  }
+
+  /** One page of the tenant's (external) user ids in id order, after `after` (the last id of the previous page). */
+  async listUsersAfter(tenantId: string, after: string | null, limit: number): Promise<string[]> {
+    return (await this.db.query<{ user_id: string }>(LIST_USERS_AFTER, [tenantId, after, limit])).rows.map((r) => r.user_id);
   }
 
   /** Throws NotFoundError unless the tenant owns the user. */

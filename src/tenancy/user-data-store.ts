@@ -37,6 +37,12 @@ export class UserDataStore {
     } = {},
   ) {}
 
+  /** The graph's nodes per label of each user (non-zero only), for a listing of many users; empty records when no part counts nodes. */
+  async nodeCounts(userIds: readonly string[]): Promise<Map<string, Record<string, number>>> {
+    const counter = this.parts.find((p): p is UserDataPart & Required<Pick<UserDataPart, 'nodeCounts'>> => typeof p.nodeCounts === 'function');
+    return counter ? counter.nodeCounts(userIds) : new Map(userIds.map((u) => [u, {}]));
+  }
+
   /** Counts of the user's nodes per label and rows per table (only non-zero entries), and Redis keys. */
   async stats(userId: string): Promise<UserStats> {
     await this.assertComplete();

@@ -50,6 +50,8 @@ export interface UserDataPart {
   owns(line: ExportLine): boolean;
   /** Adds the user's counts (only non-zero entries) to `into`. */
   stats(userId: string, into: UserStats): Promise<void>;
+  /** Optional: node counts per label of many users at once (the graph part), for listings. */
+  nodeCounts?(userIds: readonly string[]): Promise<Map<string, Record<string, number>>>;
   /** The user's lines, streamed. */
   export(userId: string): AsyncIterable<ExportLine>;
   /** Throws ValidationError when one of its `lines` is not `userId`'s or cannot be restored. Writes nothing. */

@@ -81,6 +81,9 @@ export async function seedUser(h: Harness, key: string) {
     { description: 'Search listings then compare prices', toolSequence: ['search_listings', 'compare'], contextPattern: 'find a flat' },
     (b) => b.strategy.id,
   );
+  const retractedFactId = await made('/v1/facts', { claim: 'The user owns a sailing boat' }, (b) => b.fact.id);
+  const retracted = await h.call(key, 'POST', `/v1/users/${userId}/facts/${retractedFactId}/retract`, { reason: 'sold it' });
+  if (retracted.status !== 200) throw new Error(`seeding a retracted fact: ${retracted.status} ${JSON.stringify(retracted.body)}`);
   const goalId = await made('/v1/goals', { description: 'Find a flat in Lisbon', priority: 7 }, (b) => b.goal.id);
   const blockerGoalId = await made('/v1/goals', { description: 'Save for the deposit', priority: 5 }, (b) => b.goal.id);
   await made('/v1/tool-invocations', { conversationId, toolName: 'search_listings', toolInput: { city: 'Lisbon' }, success: true, latencyMs: 40, taskType: 'housing' }, (b) => b.invocation.id);
@@ -108,6 +111,7 @@ export async function seedUser(h: Harness, key: string) {
     strategyId,
     goalId,
     blockerGoalId,
+    retractedFactId,
     poolId,
     entryId,
     snapshotId: snap.body.id as string,
@@ -225,4 +229,14 @@ export const happy: Record<string, (u: SeededUser) => Case> = {
   takePoolSnapshot: (u) => ({ method: 'POST', path: `${u.p}/snapshots`, body: { note: 'before the move' }, status: 201 }),
   listPoolSnapshots: (u) => ({ method: 'GET', path: `${u.p}/snapshots`, status: 200 }),
   restorePoolSnapshot: (u) => ({ method: 'POST', path: `${u.p}/snapshots/${u.snapshotId}/restore`, body: {}, status: 200 }),
+  whoami: () => ({ method: 'GET', path: '/v1/whoami', status: 200 }),
+  listUsers: () => ({ method: 'GET', path: '/v1/users?limit=20', status: 200 }),
+  listConversations: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/conversations?limit=10`, status: 200 }),
+  listTurns: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/conversations/${u.conversationId}/turns?afterIndex=0&limit=10`, status: 200 }),
+  deleteConversation: (u) => ({ method: 'DELETE', path: `/v1/users/${u.userId}/conversations/${u.conversationId}`, status: 200 }),
+  deleteTurn: (u) => ({ method: 'DELETE', path: `/v1/users/${u.userId}/conversations/${u.conversationId}/turns/1?dryRun=true`, status: 200 }),
+  listEntities: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/entities?sort=mentions&q=lis`, status: 200 }),
+  listFacts: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/facts?status=all&limit=5`, status: 200 }),
+  restoreFact: (u) => ({ method: 'POST', path: `/v1/users/${u.userId}/facts/${u.retractedFactId}/restore`, body: { reason: 'bought it back' }, status: 200 }),
+  mergeEntities: (u) => ({ method: 'POST', path: '/v1/entities/merge', body: { userId: u.userId, keepId: u.entityId, mergeId: u.personId }, status: 200 }),
 };

@@ -74,6 +74,7 @@ describe('the packed and installed package', () => {
       'dist/index.d.ts',
       'dist/client/index.d.ts',
       'dist/embedding/onnx-worker.js',
+      'studio/dist/index.html',
       'bin/mnemograph.js',
       'cypher',
       'sql',

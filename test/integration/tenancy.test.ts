@@ -35,16 +35,17 @@ describe('tenant isolation', () => {
     for (const r of order) {
       const c = happy[r.id]!(u);
       const res = await h.call(B.key, c.method, c.path, c.body);
-      if (r.access === 'claim') {
+      if (r.access === 'tenant') {
+        // About the caller's own tenant (its users, its key, its audit log): answered, and nothing of A's in it.
+        expect({ id: r.id, status: res.status }).toEqual({ id: r.id, status: r.status });
+        expect(JSON.stringify(res.body)).not.toContain(u.userId);
+        expect(JSON.stringify(res.body)).not.toContain(A.tenantId);
+      } else if (r.access === 'claim') {
         // A write names B's own user of that name: it succeeds in B's namespace, unless it
         // references A's objects (entity, fact or turn ids), which B cannot see: 404.
         // A's pool in the path is such a reference too.
         const refersToA = JSON.stringify([c.path, c.body ?? {}]).match(new RegExp([u.entityId, u.personId, u.factId, u.strategyId, u.goalId, u.poolId].join('|')));
         expect({ id: r.id, status: res.status }).toEqual({ id: r.id, status: refersToA ? 404 : r.status });
-      } else if (r.access === 'tenant') {
-        // A tenant-wide read (the audit log) answers from B's own rows: nothing of A's.
-        expect({ id: r.id, status: res.status }).toEqual({ id: r.id, status: r.status });
-        expect(JSON.stringify(res.body)).not.toContain(A.tenantId);
       } else if (!JSON.stringify([c.path, c.body ?? {}]).match(new RegExp([u.userId, u.poolId].join('|')))) {
         // Names nothing of A's (the pools B may read): answers for B alone.
         expect({ id: r.id, status: res.status }).toEqual({ id: r.id, status: c.status });

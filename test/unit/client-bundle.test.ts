@@ -19,6 +19,8 @@ const ALLOWED = new Set([
   'src/api/knowledge-route-defs.ts',
   'src/api/pool-route-defs.ts',
   'src/pools/schema.ts',
+  'src/api/browse-route-defs.ts',
+  'src/browse/schema.ts',
   'src/api/schemas.ts',
   'src/schemas.ts',
   'src/errors.ts',

@@ -1,0 +1,159 @@
+import { uid } from '../support/stack';
+import { openHarness, seedUser, type Harness } from './api-harness';
+
+/**
+ * Browsing and curation over real HTTP and the real stores: listings page through what was
+ * written, the edits change what recall and the timeline show, deletions go from Neo4j and
+ * Postgres and say first what they will take, and every edit lands in the audit log.
+ */
+let h: Harness;
+let A: { tenantId: string; key: string; keyId: string };
+beforeAll(async () => {
+  h = await openHarness({ AUDIT_LEVEL: 'reads' });
+  A = await h.tenant();
+});
+afterAll(async () => h.close());
+
+const auditRows = async (userId: string, operation: string) => {
+  await h.m.audit.flush();
+  return (await h.m.pg.primary.query('SELECT affected_ids, metadata FROM memory_audit_log WHERE user_id = $1 AND operation = $2', [`${A.tenantId}.${userId}`, operation])).rows;
+};
+
+describe('browse routes', () => {
+  it('whoami names the key; listUsers pages through the tenant’s users with their counts', async () => {
+    const me = await h.call(A.key, 'GET', '/v1/whoami');
+    expect(me.body).toEqual({ tenantId: A.tenantId, keyId: A.keyId, role: 'admin', agentId: null });
+    const users = [];
+    for (let i = 0; i < 3; i++) users.push((await seedUser(h, A.key)).userId);
+    const seen: any[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: any = await h.call(A.key, 'GET', `/v1/users?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      expect(page.status).toBe(200);
+      expect(page.body.users.length).toBeLessThanOrEqual(2);
+      seen.push(...page.body.users);
+      cursor = page.body.nextCursor;
+    } while (cursor);
+    expect(seen.map((x) => x.userId).sort()).toEqual([...users].sort());
+    expect(seen[0].counts).toMatchObject({ Conversation: 1, Turn: 2, Entity: 2, Fact: 2, Goal: 2, Strategy: 1 });
+  });
+
+  it('pages a long conversation in order, and lists conversations newest first', async () => {
+    const userId = uid('u');
+    const conversationId = uid('c');
+    const turns = Array.from({ length: 250 }, (_, i) => ({ userId, conversationId, role: i % 2 ? 'assistant' : 'user', content: `line ${i}` }));
+    expect((await h.call(A.key, 'POST', '/v1/turns/batch', { turns })).status).toBe(201);
+    const other = uid('c');
+    expect((await h.call(A.key, 'POST', '/v1/turns', { userId, conversationId: other, role: 'user', content: 'later', channel: 'travel' })).status).toBe(201);
+
+    const list = await h.call(A.key, 'GET', `/v1/users/${userId}/conversations?limit=1`);
+    expect(list.body.conversations).toEqual([expect.objectContaining({ conversationId: other, channel: 'travel', turns: 1 })]);
+    const next = await h.call(A.key, 'GET', `/v1/users/${userId}/conversations?limit=1&cursor=${list.body.nextCursor}`);
+    expect(next.body.conversations).toEqual([expect.objectContaining({ conversationId, turns: 250 })]);
+    expect((await h.call(A.key, 'GET', `/v1/users/${userId}/conversations?cursor=junk`)).status).toBe(400);
+
+    const contents: string[] = [];
+    let after = -1;
+    for (;;) {
+      const page = await h.call(A.key, 'GET', `/v1/users/${userId}/conversations/${conversationId}/turns?afterIndex=${after}&limit=100`);
+      expect(page.body.total).toBe(250);
+      contents.push(...page.body.turns.map((t: any) => t.content));
+      if (page.body.nextAfterIndex === null) break;
+      after = page.body.nextAfterIndex;
+    }
+    expect(contents).toEqual(turns.map((t) => t.content));
+  });
+
+  it('deletes a turn and a conversation for real, after a dry run that says what goes; audited', async () => {
+    const u = await seedUser(h, A.key);
+    const conv = `/v1/users/${u.userId}/conversations/${u.conversationId}`;
+    const dry = await h.call(A.key, 'DELETE', `${conv}/turns/0?dryRun=true`);
+    expect(dry.body).toMatchObject({ dryRun: true, turns: 1, conversation: false, derivedFacts: 1 });
+    expect(dry.body.summary).toMatch(/1 fact learned from it stays/);
+    expect((await h.call(A.key, 'GET', conv)).body.turns).toHaveLength(2);
+
+    const gone = await h.call(A.key, 'DELETE', `${conv}/turns/0`);
+    expect(gone.body).toMatchObject({ dryRun: false, turns: 1 });
+    expect((await h.call(A.key, 'GET', conv)).body.turns.map((t: any) => t.index)).toEqual([1]);
+    expect((await h.call(A.key, 'DELETE', `${conv}/turns/0`)).status).toBe(404);
+    const logRows = await h.m.pg.primary.query('SELECT turn_index FROM conversation_logs WHERE conversation_id = $1', [`${A.tenantId}.${u.conversationId}`]);
+    expect(logRows.rows.map((r) => r.turn_index)).toEqual([1]);
+    // The fact learned from the deleted turn stays.
+    expect((await h.call(A.key, 'GET', `/v1/users/${u.userId}/facts/${u.factId}`)).status).toBe(200);
+
+    const dryConv = await h.call(A.key, 'DELETE', `${conv}?dryRun=true`);
+    expect(dryConv.body).toMatchObject({ dryRun: true, turns: 1, conversation: true, workingMemory: true });
+    const convGone = await h.call(A.key, 'DELETE', conv);
+    expect(convGone.body).toMatchObject({ dryRun: false, turns: 1, conversation: true });
+    expect((await h.call(A.key, 'GET', conv)).status).toBe(404);
+    expect((await h.call(A.key, 'GET', `/v1/users/${u.userId}/conversations`)).body.conversations).toEqual([]);
+    const recall = await h.call(A.key, 'POST', '/v1/recall', { userId: u.userId, query: 'How do you like the city?' });
+    expect(recall.body.turns).toEqual([]);
+    expect((await h.call(A.key, 'GET', `${u.s}`)).body.recentTurns).toEqual([]);
+
+    expect(await auditRows(u.userId, 'delete_turn')).toEqual([expect.objectContaining({ affected_ids: [`${A.tenantId}.${u.conversationId}:0`] })]);
+    expect(await auditRows(u.userId, 'delete_conversation')).toHaveLength(1);
+  });
+
+  it('lists entities and facts with filters; restores a retracted fact; refuses to restore a superseded one', async () => {
+    const u = await seedUser(h, A.key);
+    const byName = await h.call(A.key, 'GET', `/v1/users/${u.userId}/entities?q=lisb`);
+    expect(byName.body.entities.map((e: any) => e.name)).toEqual(['Lisbon']);
+    const people = await h.call(A.key, 'GET', `/v1/users/${u.userId}/entities?type=person`);
+    expect(people.body.entities.map((e: any) => e.name)).toEqual(['Ana Souza']);
+    const page1 = await h.call(A.key, 'GET', `/v1/users/${u.userId}/entities?limit=1`);
+    const page2 = await h.call(A.key, 'GET', `/v1/users/${u.userId}/entities?limit=1&cursor=${page1.body.nextCursor}`);
+    expect([...page1.body.entities, ...page2.body.entities].map((e: any) => e.name)).toEqual(['Ana Souza', 'Lisbon']);
+
+    const past = await h.call(A.key, 'GET', `/v1/users/${u.userId}/facts?status=past`);
+    expect(past.body.facts.map((f: any) => [f.id, f.status])).toEqual([[u.retractedFactId, 'retracted']]);
+    const restored = await h.call(A.key, 'POST', `/v1/users/${u.userId}/facts/${u.retractedFactId}/restore`, { reason: 'bought it back' });
+    expect(restored.body).toMatchObject({ id: u.retractedFactId, status: 'active', validTo: null });
+    expect((await h.call(A.key, 'GET', `/v1/users/${u.userId}/facts?status=past`)).body.facts).toEqual([]);
+    expect(await auditRows(u.userId, 'restore_fact')).toEqual([expect.objectContaining({ affected_ids: [u.retractedFactId] })]);
+
+    const corrected = await h.call(A.key, 'POST', '/v1/facts/correct', { userId: u.userId, factId: u.factId, claim: 'The user lives in Porto' });
+    expect(corrected.status).toBe(200);
+    const refused = await h.call(A.key, 'POST', `/v1/users/${u.userId}/facts/${u.factId}/restore`, {});
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toMatch(/superseded/);
+    const about = await h.call(A.key, 'GET', `/v1/users/${u.userId}/facts?status=all&entityId=${u.entityId}`);
+    expect(about.body.facts.map((f: any) => [f.claim, f.status]).sort()).toEqual([
+      ['The user lives in Lisbon', 'superseded'],
+      ['The user lives in Porto', 'active'],
+    ]);
+  });
+
+  it('merges two entities: aliases, facts, relationships and mentions move; the merged one is closed', async () => {
+    const u = await seedUser(h, A.key);
+    const lx = await h.call(A.key, 'POST', '/v1/entities', { userId: u.userId, name: 'LX', type: 'place', sourceTurnId: `${u.conversationId}:0` });
+    const lxId = lx.body.entity.id;
+    await h.call(A.key, 'POST', '/v1/facts', { userId: u.userId, claim: 'LX has trams', aboutEntityIds: [lxId] });
+    await h.call(A.key, 'POST', '/v1/relationships', { userId: u.userId, sourceId: u.personId, targetId: lxId, type: 'LOCATED_IN' });
+    const merged = await h.call(A.key, 'POST', '/v1/entities/merge', { userId: u.userId, keepId: u.entityId, mergeId: lxId });
+    expect(merged.status).toBe(200);
+    expect(merged.body.entity.aliases).toEqual(expect.arrayContaining(['Lisboa', 'LX']));
+    expect(merged.body.moved).toEqual({ facts: 1, relationships: 1, mentions: 1 });
+    expect((await h.call(A.key, 'GET', `/v1/users/${u.userId}/entities/${lxId}`)).status).toBe(404);
+    const graph = await h.call(A.key, 'POST', '/v1/entities/graph', { userId: u.userId, entityIds: [u.entityId] });
+    expect(graph.body.relationships).toEqual([expect.objectContaining({ type: 'LOCATED_IN', sourceId: u.personId, targetId: u.entityId })]);
+    expect(graph.body.facts.map((f: any) => f.claim)).toEqual(expect.arrayContaining(['LX has trams', 'The user lives in Lisbon']));
+    expect((await h.call(A.key, 'POST', '/v1/entities/merge', { userId: u.userId, keepId: u.entityId, mergeId: u.entityId })).status).toBe(400);
+    expect((await h.call(A.key, 'POST', '/v1/entities/merge', { userId: u.userId, keepId: u.entityId, mergeId: lxId })).status).toBe(404);
+    expect(await auditRows(u.userId, 'merge_entities')).toHaveLength(1);
+  });
+
+  it('a reviewer key sees who it is and the counts, never content; another tenant sees none of it', async () => {
+    const reviewer = (await h.srv.api.tenants.createKey(A.tenantId, { name: 'review', role: 'reviewer' })).key;
+    expect((await h.call(reviewer, 'GET', '/v1/whoami')).body).toMatchObject({ role: 'reviewer', tenantId: A.tenantId });
+    const users = await h.call(reviewer, 'GET', '/v1/users');
+    expect(users.status).toBe(200);
+    expect(JSON.stringify(users.body)).not.toMatch(/Lisbon|sailing/);
+    const u = users.body.users[0].userId;
+    expect((await h.call(reviewer, 'GET', `/v1/users/${u}/conversations`)).status).toBe(403);
+    expect((await h.call(reviewer, 'GET', `/v1/users/${u}/facts`)).status).toBe(403);
+    const B = await h.tenant();
+    expect((await h.call(B.key, 'GET', '/v1/users')).body.users).toEqual([]);
+    expect((await h.call(B.key, 'GET', `/v1/users/${u}/conversations`)).status).toBe(404);
+  });
+});
