@@ -7,6 +7,8 @@ export interface StoreCheck {
   up: boolean;
   latencyMs: number;
   error?: string;
+  /** Redis only: down, but served by the in-process fallbacks (working memory, rate limits, erasure fence). */
+  degraded?: boolean;
 }
 
 export interface Readiness {
@@ -16,7 +18,10 @@ export interface Readiness {
 
 /**
  * Readiness: every store answers a trivial query within `timeoutMs`. Checks run in
- * parallel, so /readyz answers within the timeout even when a store hangs.
+ * parallel, so /readyz answers within the timeout even when a store hangs. Redis being down
+ * leaves the instance ready (reported `degraded`): every write succeeds on the in-process
+ * fallbacks, and a load balancer dropping every instance would turn a Redis outage into a
+ * full one.
  */
 export async function checkReadiness(deps: { driver: Driver; database: string; pg: Queryable; redis: RedisClient }, timeoutMs = 2_000): Promise<Readiness> {
   const [neo4j, postgres, redis] = await Promise.all([
@@ -32,7 +37,7 @@ export async function checkReadiness(deps: { driver: Driver; database: string; p
     probe(timeoutMs, () => deps.pg.query('SELECT 1')),
     probe(timeoutMs, () => deps.redis.ping()),
   ]);
-  return { ready: neo4j.up && postgres.up && redis.up, stores: { neo4j, postgres, redis } };
+  return { ready: neo4j.up && postgres.up, stores: { neo4j, postgres, redis: redis.up ? redis : { ...redis, degraded: true } } };
 }
 
 async function probe(timeoutMs: number, fn: () => Promise<unknown>): Promise<StoreCheck> {

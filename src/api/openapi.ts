@@ -99,7 +99,11 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string): Open
     tags: ['operations'],
     responses: { 200: { description: 'up', content: { 'application/json': { schema: z.object({ status: z.literal('ok') }) } } } },
   });
-  const Readiness = z.object({ ready: z.boolean(), draining: z.boolean(), stores: z.object({ neo4j: StoreCheck, postgres: StoreCheck, redis: StoreCheck }) });
+  const Readiness = z.object({
+    ready: z.boolean(),
+    draining: z.boolean(),
+    stores: z.object({ neo4j: StoreCheck, postgres: StoreCheck, redis: StoreCheck.extend({ degraded: z.boolean().optional() }) }),
+  });
   registry.registerPath({
     operationId: 'readyz',
     method: 'get',
@@ -107,7 +111,7 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string): Open
     summary: 'Readiness: each store answers, with its latency, and the server is not shutting down',
     tags: ['operations'],
     responses: {
-      200: { description: 'every store answers', content: { 'application/json': { schema: Readiness } } },
+      200: { description: 'Neo4j and PostgreSQL answer (Redis may be down: `degraded`, served by in-process fallbacks)', content: { 'application/json': { schema: Readiness } } },
       503: { description: 'a store does not answer, or the server is draining (shutting down)', content: { 'application/json': { schema: Readiness } } },
     },
   });

@@ -1,3 +1,4 @@
+import { StoreUnavailableError } from '../errors';
 import type { RedisClient } from '../infra/redis';
 import { userScope } from '../access';
 import type { WorkingMemoryStore } from '../working';
@@ -33,14 +34,24 @@ export class RedisUserKeys implements UserDataPart {
   }
 
   async erase(userId: string, report: ErasureReport): Promise<void> {
+    this.requireRedis();
     await this.working.clearUser(userScope(userId));
     const keys = await this.keys(userId);
     for (const batch of chunks(keys, 500)) await this.redis.del(...batch);
     report.redisKeysDeleted += keys.length;
   }
 
-  /** Keys of the user in any subsystem: segments are ':'-separated and ids contain no glob characters. */
+  private requireRedis(): void {
+    if (this.redis.status !== 'ready') throw new StoreUnavailableError('redis', `Redis is unavailable (${this.redis.status}); the user's Redis keys cannot be listed or erased now, retry`);
+  }
+
+  /**
+   * Keys of the user in any subsystem: segments are ':'-separated and ids contain no glob
+   * characters. While Redis is down the keys cannot be listed (nor erased): 503, so an
+   * erasure is retried until it is whole rather than answered half done.
+   */
   private async keys(userId: string): Promise<string[]> {
+    this.requireRedis();
     const prefix = (this.redis.options as { keyPrefix?: string }).keyPrefix ?? '';
     const found = new Set<string>();
     for (const pattern of [`${prefix}*:${userId}:*`, `${prefix}*:${userId}`]) {

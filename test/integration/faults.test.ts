@@ -274,3 +274,23 @@ describe('forget-user racing writers (finding 1)', () => {
     expect((await h.call(t.key, 'DELETE', `/v1/users/${uid('u')}`)).status).toBe(404);
   });
 });
+
+describe('/readyz while Redis is down (finding 7)', () => {
+  it('stays ready, reports Redis degraded, writes succeed on the fallbacks, an erasure is 503', async () => {
+    // A port nothing listens on: Redis is down from the start.
+    const r = await openHarness({ REDIS_URL: 'redis://127.0.0.1:1', AUDIT_SPOOL_DIR: spoolDir });
+    try {
+      const ready = await r.call(undefined, 'GET', '/readyz');
+      expect(ready.status).toBe(200);
+      expect(ready.body.stores.redis).toMatchObject({ up: false, degraded: true });
+      const t = await r.tenant();
+      expect((await r.call(t.key, 'POST', '/v1/turns', { userId: 'u', conversationId: uid('c'), role: 'user', content: 'Redis is away' })).status).toBe(201);
+      // An erasure cannot be whole without Redis: 503 with Retry-After (retried), never 500 or a half-done 200.
+      const erase = await r.call(t.key, 'DELETE', '/v1/users/u');
+      expect([erase.status, erase.body.error?.details?.store]).toEqual([503, 'redis']);
+      expect(erase.headers.get('retry-after')).toBeTruthy();
+    } finally {
+      await r.close();
+    }
+  });
+});
