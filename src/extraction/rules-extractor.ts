@@ -227,8 +227,8 @@ const RULES: Rule[] = [
 
   // --- possessions and pets: changes
   {
-    re: /\bi (?:sold|gave away|got rid of|lost|donated|returned)\s+(?:my |our |the )?(.+)/i,
-    make: (m, c) => [{ relation: 'owns', object: objectPhrase(m[1]!, c.refDate), ends: true, temporal: 'past', claim: endClaim('owns') }],
+    re: /\bi (?:sold|gave away|got rid of|donated|traded)\s+(?:my |our |the )(.+)/i,
+    make: (m, c) => [{ relation: 'owns', object: objectPhrase(m[1]!.split(/\s(?:to|at|for|in|on)\s/)[0]!, c.refDate, { allowCommon: true }), ends: true, temporal: 'past', claim: endClaim('owns') }],
   },
   {
     re: /\bi traded in\s+(?:my |our |the )?(.+?) for\s+(.+)/i,
@@ -271,7 +271,7 @@ const RULES: Rule[] = [
   },
   {
     re: /\bi (?:just )?(?:started|began|took up)\s+(\w+ing\b(?: [a-z]+)?)/i,
-    make: (m) => [{ relation: 'activity', object: m[1]!.replace(/\s+(?:in|on|at|last|this|every)$/i, ''), claim: (s, o) => `${s} started ${o}` }],
+    make: (m) => [{ relation: 'activity', object: gerundObject(m[1]!), claim: (s, o) => `${s} started ${o}` }],
   },
 
   // --- diet and allergies
@@ -291,7 +291,7 @@ const RULES: Rule[] = [
   { re: /\bi (?:don't|do not|never|won't) eat\s+(.+)/i, negated: true, make: (m, c) => list(m[1]!, c).map((o) => ({ relation: 'avoids', object: o, claim: (s, x) => `${s} does not eat ${x}` })) },
   { re: /\bi (?:try to )?avoid\s+(.+)/i, make: (m, c) => list(m[1]!, c).map((o) => ({ relation: 'avoids', object: o, claim: (s, x) => `${s} avoids ${x}` })) },
   {
-    re: /\bi (?:switched|changed|went|moved) (?:over )?to\s+(.+)/i,
+    re: /\bi (?:switched|changed) (?:over )?to\s+(.+)/i,
     make: (m, c) => {
       const o = objectPhrase(m[1]!, c.refDate);
       const diet = /^(\S+)(?:\s+diet)?$/i.exec(o);
@@ -432,6 +432,8 @@ function possession(raw: string, c: ClauseContext): Stated[] {
   const text = raw.replace(/\s+(?:for (?:my|work|the)\b|named\b|called\b|but\b|that\b|which\b|i\b).*$/i, '');
   const o = objectPhrase(text, c.refDate, { allowCommon: true });
   const key = o.toLowerCase();
+  // The thing owned is what the verb governs, not a name further along ("got the chance to meet ... LGBTQ").
+  if (o && !text.toLowerCase().split(/\s+/).slice(0, 4).join(' ').includes(key.split(' ')[0]!)) return [];
   if (!o || NOT_VALUES.has(key) || /^(?:to|no|any|kids|children|a lot|time|fun|plans?|question|idea|feeling)\b/i.test(key)) return [];
   const head = key.split(' ').pop()!;
   if (/allergy$/.test(key)) return [];
@@ -472,6 +474,26 @@ function one(raw: string, c: ClauseContext, make: (o: string) => Stated): Stated
   let o = objectPhrase(raw, c.refDate, { allowCommon: true });
   if (NOT_VALUES.has(o.toLowerCase())) o = c.lastObject ?? '';
   return o ? [make(o)] : [];
+}
+
+/** "caring more" -> "caring"; "playing chess" stays: a word after the gerund only when it is a noun. */
+function gerundObject(raw: string): string {
+  const [g, next] = raw.split(' ');
+  return next && nlp(next).has('#Noun') && !nlp(next).has('#Adverb') ? `${g} ${next}` : g!;
+}
+
+/** Values not worth keeping: a pronoun inside, a feeling or a way of doing, a bare adjective, a vague verb. */
+const VAGUE_VALUE =
+  /\b(?:it|that|this|them|your|his|her|their|its|those|these)\b|^(?:the )?(?:feeling|idea|way|lesson|fact|thought|energy|vibe|chance|opportunity|sense|moment|time|part|rest|look|sound|smell|taste|news|message|support|tip|advice)\b/i;
+const VAGUE_VERB =
+  /^(?:brag|check|say|know|see|hear|thank|share|let|tell|ask|add|mention|talk|try|need|have|be|feel|miss|go|get|do|make|keep|stay|return|come|help|join|show|send|give|put|find|take|start|hang|catch)\b/i;
+
+function vague(relation: string, object: string): boolean {
+  const words = object.split(/\s+/);
+  if (relation === 'likes' || relation === 'prefers') return VAGUE_VALUE.test(object) || (words.length === 1 && nlp(object).has('#Adjective') && !nlp(object).has('#Noun'));
+  if (relation === 'goal' || relation === 'plans') return VAGUE_VALUE.test(object) || (VAGUE_VERB.test(object) && words.length < 3) || (words.length < 2 && nlp(object).has('#Verb'));
+  if (relation === 'owns' || relation === 'activity') return VAGUE_VALUE.test(object);
+  return false;
 }
 
 function gerund(verb: string): string {
@@ -724,7 +746,10 @@ function datesIn(text: string, refDate: Date): chrono.ParsedResult[] {
 function withoutDates(raw: string, refDate: Date): string {
   let text = raw;
   for (const d of datesIn(raw, refDate)) text = text.replace(d.text, ' ');
-  return text.replace(/\b(?:now|anymore|any more|these days|today|tonight|yesterday|last (?:week|month|year|night)|this (?:week|month|year|morning)|again|too|either)\b/gi, ' ');
+  return text.replace(
+    /\b(?:now|anymore|any more|these days|today|tonight|yesterday|(?:last|this|next) (?:week|month|year|night|morning|evening|weekend|summer|spring|fall|autumn|winter)|again|too|either)\b/gi,
+    ' ',
+  );
 }
 
 /**
@@ -862,7 +887,7 @@ function sentenceFacts(sentence: string, speaker: string, turn: ExtractionTurn, 
 
   const push = (subject: string, s: Stated, certainty: Certainty, temporal: TemporalTag, when: string | undefined) => {
     const object = s.object?.trim() || undefined;
-    if (object !== undefined && (object.split(/\s+/).length > 7 || NOT_VALUES.has(object.toLowerCase()))) return;
+    if (object !== undefined && (object.split(/\s+/).length > 7 || NOT_VALUES.has(object.toLowerCase()) || vague(s.relation, object))) return;
     const c: Certainty = soft ? 'uncertain' : certainty;
     const relation = s.relation;
     facts.push({
