@@ -71,6 +71,21 @@ describe('LLM output repair', () => {
   });
 });
 
+describe('changes of state', () => {
+  const cur = { polarity: 'positive' as const, temporal: 'current' as const, singleValued: true };
+  const stored = [
+    { id: 'f1', relation: 'works_at', object: 'Feedzai', ...cur },
+    { id: 'f2', relation: 'works_at', object: 'Acme', ...cur, temporal: 'past' as const },
+    { id: 'f3', relation: 'lives_in', object: 'Feedzai', ...cur },
+  ];
+  it('an ending supersedes the current value it names (or every current value), whatever the policy', () => {
+    const ending = { relation: 'works_at', object: 'feedzai', polarity: 'positive' as const, singleValued: true, temporal: 'past' as const, isCorrection: false, ends: true };
+    expect(resolveContradiction(ending, stored, 'prefer_old')).toEqual({ action: 'supersede', factIds: ['f1'] });
+    expect(resolveContradiction({ ...ending, object: undefined }, stored, 'flag_review')).toEqual({ action: 'supersede', factIds: ['f1'] });
+    expect(resolveContradiction({ ...ending, object: 'Google' }, stored, 'prefer_new')).toEqual({ action: 'store' });
+  });
+});
+
 describe('contradiction detection', () => {
   const cur = { polarity: 'positive' as const, temporal: 'current' as const };
   const worksAtGoogle = { id: 'f1', relation: 'works_at', object: 'Google', singleValued: true, ...cur };
