@@ -122,7 +122,8 @@ const RULES: Rule[] = [
   },
   // --- jobs
   {
-    re: new RegExp(String.raw`\bi ${ADV}(?:run|own|started|founded) (?:my own|a|an) ([\w -]+?) (?:called|named)\s+([A-Z][\w'&-]*(?:\s+[A-Z][\w'&-]*)*)`, 'i'),
+    // Case-sensitive, so the name stops at the first lower-case word ("Crumbs in Leeds" is Crumbs).
+    re: new RegExp(String.raw`\b[Ii] ${ADV}(?:run|own|started|founded) (?:my own|a|an) ([\w -]+?) (?:called|named)\s+([A-Z][\w'&-]*(?:\s+[A-Z][\w'&-]*)*)`),
     make: (m) => [
       { relation: 'works_at', object: m[2]!, objectType: 'organization', claim: (s, o) => `${s} runs ${o}` },
       { relation: 'job_title', object: 'owner', claim: (s) => `${s} owns the business` },
