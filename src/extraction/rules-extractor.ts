@@ -95,6 +95,8 @@ const RULES: Rule[] = [
     re: new RegExp(String.raw`\bi ${ADV}(?:quit|left|resigned from)\s+(?:my (?:job|position|role|post)(?:\s+(?:at|with)\s+${O})?|${O})`, 'i'),
     make: (m, c) => {
       const raw = m[1] ?? m[2];
+      // "left for our vacation", "left home early": leaving a place, not a job.
+      if (raw && /^(?:for|to|home|the (?:house|office|party|room)|early|after|on|at|with|behind|out)\b/i.test(raw)) return [];
       const o = raw ? objectPhrase(raw, c.refDate, { allowCommon: false }) : '';
       if (/^(?:smoking|drinking|sugar|alcohol|caffeine|coffee|vaping)/i.test(raw ?? '')) return [{ relation: 'activity', object: objectPhrase(raw!, c.refDate), ends: true, temporal: 'past' }];
       return [{ relation: 'works_at', object: o || undefined, ends: true, temporal: 'past', objectType: 'organization', claim: endClaim('works at') }];
@@ -271,8 +273,8 @@ const RULES: Rule[] = [
     },
   },
   {
-    re: /\bi (?:just )?(?:started|began|took up)\s+(\w+ing\b(?: [a-z]+)?)/i,
-    make: (m) => [{ relation: 'activity', object: gerundObject(m[1]!), claim: (s, o) => `${s} started ${o}` }],
+    re: /\bi (?:just )?(?:started|began|took up)\s+(\w+ing\b(?: [a-z]+)?)(.*)$/i,
+    make: (m) => [{ relation: 'activity', object: gerundObject(m[1]!, m[2]), claim: (s, o) => `${s} started ${o}` }],
   },
 
   // --- diet and allergies
@@ -430,6 +432,14 @@ function homeIn(m: RegExpExecArray, c: ClauseContext): Stated[] {
 
 function possession(raw: string, c: ClauseContext): Stated[] {
   if (/\b(?:named|called)\s+[A-Z]/.test(raw) || /^(?:been|had|got|to|gone)\b/i.test(raw.trim())) return [];
+  // Not things one owns: "got back from", "have faith", "have people", "have lots of memories", "got a great pic".
+  if (
+    /^(?:back|into|through|over|out|faith|people|friends|lots?|something|someone|anything|nothing|memories|fun|no|any|great|good|a (?:lot|bit|chance|feeling|great|good|amazing|fun|hard|tough|blast))\b/i.test(
+      raw.trim(),
+    )
+  )
+    return [];
+  if (nlp(raw.trim().split(/\s+/)[0]!).has('(#PastTense|#Gerund)')) return [];
   const text = raw.replace(/\s+(?:for (?:my|work|the)\b|named\b|called\b|but\b|that\b|which\b|i\b).*$/i, '');
   const o = objectPhrase(text, c.refDate, { allowCommon: true });
   const key = o.toLowerCase();
@@ -478,8 +488,14 @@ function one(raw: string, c: ClauseContext, make: (o: string) => Stated): Stated
 }
 
 /** "caring more" -> "caring"; "playing chess" stays: a word after the gerund only when it is a noun. */
-function gerundObject(raw: string): string {
+function gerundObject(raw: string, rest = ''): string {
   const [g, next] = raw.split(' ');
+  if (next && /^(?:a|an|the|my|some)$/i.test(next))
+    return `${g} ${rest
+      .split(/\s+(?:for|in|on|at|to|from|with|and|but|so|because|last|this|every)\b|[,.;!?]/i)[0]!
+      .split(/\s+/)
+      .slice(0, 3)
+      .join(' ')}`.trim();
   return next && nlp(next).has('#Noun') && !nlp(next).has('#Adverb') ? `${g} ${next}` : g!;
 }
 
