@@ -61,6 +61,13 @@ export interface ExtractedFact {
   temporal: TemporalTag;
   /** The user corrected an earlier statement ("actually...", "no, I meant..."): supersedes, whatever the policy. */
   isCorrection: boolean;
+  /**
+   * The statement ends a state ("I quit", "I left Feedzai", "no longer", "sold", "broke up"):
+   * the fact itself is past, and applying it closes the subject's current fact of the relation
+   * with this object (every current value of the relation when there is no object), whatever
+   * the contradiction policy. Absent means false.
+   */
+  ends?: boolean;
   /** Turn the fact came from (a window turn id). */
   sourceTurnId: string;
   validFrom?: string;

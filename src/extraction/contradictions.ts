@@ -51,11 +51,25 @@ export function contradicts(a: ComparableFact, b: ComparableFact): boolean {
 }
 
 /**
- * Decides what to do with `incoming` given the existing facts of its entity and relation.
- * A user correction always supersedes (the user said the old one is wrong); otherwise the
- * policy decides.
+ * Whether the change of state `ending` ("I left Feedzai", "I quit my job") closes `stored`: a
+ * current positive fact of the same relation with the same value, or any value when the
+ * ending names none.
  */
-export function resolveContradiction(incoming: ComparableFact & { isCorrection: boolean }, existing: StoredComparableFact[], policy: ContradictionPolicy): Resolution {
+export function endedBy(stored: ComparableFact, ending: ComparableFact): boolean {
+  if (stored.relation !== ending.relation || stored.temporal !== 'current' || stored.polarity !== 'positive') return false;
+  return ending.object === undefined || normalizeValue(ending.object) === '' || normalizeValue(stored.object) === normalizeValue(ending.object);
+}
+
+/**
+ * Decides what to do with `incoming` given the existing facts of its entity and relation.
+ * A user correction always supersedes (the user said the old one is wrong), and so does a
+ * change of state (`ends`: the user said the old one is over); otherwise the policy decides.
+ */
+export function resolveContradiction(incoming: ComparableFact & { isCorrection: boolean; ends?: boolean }, existing: StoredComparableFact[], policy: ContradictionPolicy): Resolution {
+  if (incoming.ends) {
+    const ended = existing.filter((e) => endedBy(e, incoming)).map((e) => e.id);
+    return ended.length > 0 ? { action: 'supersede', factIds: ended } : { action: 'store' };
+  }
   const conflicting = existing.filter((e) => contradicts(e, incoming)).map((e) => e.id);
   if (conflicting.length === 0) return { action: 'store' };
   if (incoming.isCorrection) return { action: 'supersede', factIds: conflicting };

@@ -7,7 +7,7 @@ Return ONE JSON object and nothing else:
   "entities": [{"name": str, "type": "person|place|organization|project|tool|concept|event|other", "aliases": [str], "description": str}],
   "facts": [{"claim": str, "subject": str, "relation": snake_case str, "object": str, "polarity": "positive|negative",
              "single_valued": bool, "certainty": "explicit|implied|inferred|uncertain", "temporal": "current|past|future",
-             "is_correction": bool, "source_turn": "T<n>", "valid_from": ISO date or null, "valid_to": ISO date or null}],
+             "is_correction": bool, "ends": bool, "source_turn": "T<n>", "valid_from": ISO date or null, "valid_to": ISO date or null}],
   "relationships": [{"source": entity name, "target": entity name,
                      "type": "RELATED_TO|PART_OF|LOCATED_IN|WORKS_FOR|KNOWS|CREATED_BY|REFERENCES|<CUSTOM_TYPE>", "properties": {}}]
 }
@@ -17,6 +17,9 @@ Rules:
   subject has one value at a time (works_at, lives_in, age).
 - certainty: explicit = stated outright; implied = clearly implied; inferred = your inference; uncertain = a guess.
 - is_correction is true when the speaker corrects something said earlier ("actually...", "no, I meant...").
+- ends is true when the statement ends a state (quit, left, no longer, sold, broke up, stopped, moved away): give the
+  relation and the value that ended (no object when every value ended, e.g. "I quit my job") with temporal "past".
+- Questions, hypotheticals, wishes and hedged statements ("maybe", "I think", "thinking of") are not facts.
 - Only durable facts about people, places, organizations, projects, preferences and plans. No small talk.
 - Resolve relative dates against the turn timestamps.`;
 

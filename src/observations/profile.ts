@@ -27,6 +27,8 @@ export interface ProfileFact {
   polarity: 'positive' | 'negative';
   singleValued: boolean;
   temporal: 'current' | 'past' | 'future';
+  /** A change of state ("I left Feedzai"): the value (every value, without an object) leaves the profile. */
+  ends?: boolean;
 }
 
 const LIST_CAP = 20;
@@ -46,12 +48,23 @@ function removeFrom(list: ProfileValue | undefined, item: string): string[] | un
 /**
  * Folds facts into a profile (a new object; the input is not changed). Current single-valued
  * facts set a key, multi-valued ones add to a list (a negative one moves the value to
- * `not_<relation>`), past facts go to `history`, future ones to `plans`.
+ * `not_<relation>`), past facts go to `history`, future ones to `plans`; a change of state
+ * (`ends`) takes its value out of the key and records the change in `history`.
  */
 export function mergeProfile(profile: Profile, facts: ProfileFact[], notes: Array<{ category: string; content: string }> = []): Profile {
   const p: Profile = { ...(normalizeJsonValues(profile) as Profile) };
   for (const f of facts) {
     const value = f.object ?? f.claim;
+    if (f.ends) {
+      const current = p[f.relation];
+      if (f.object === undefined || (typeof current === 'string' && current.toLowerCase() === f.object.toLowerCase())) delete p[f.relation];
+      else {
+        const kept = removeFrom(current, f.object);
+        if (kept) p[f.relation] = kept;
+      }
+      p.history = addTo(p.history, f.claim);
+      continue;
+    }
     if (f.temporal === 'past') {
       p.history = addTo(p.history, f.claim);
       continue;

@@ -117,8 +117,7 @@ export class KnowledgeApplier {
         source: `extraction:${source}`,
         sourceTurnId: TURN_ID.test(f.sourceTurnId) ? f.sourceTurnId : undefined,
         temporal: f.temporal,
-        validFrom: f.temporal === 'past' ? (f.validFrom ?? undefined) : (f.validFrom ?? scope.saidAt),
-        validTo: f.temporal === 'past' && f.validFrom ? f.validTo : undefined,
+        ...validity(f, scope.saidAt),
         aboutEntityIds: [...new Set([subjectId, ...(objectId ? [objectId] : [])])],
         predicate: f.relation,
         connectionId: scope.connectionId,
@@ -129,6 +128,7 @@ export class KnowledgeApplier {
           polarity: f.polarity,
           single_valued: f.singleValued,
           is_correction: f.isCorrection,
+          ...(f.ends ? { ends: true } : {}),
         },
       };
       switch (resolution.action) {
@@ -187,6 +187,20 @@ export class KnowledgeApplier {
     }
     return stats;
   }
+}
+
+/**
+ * A fact's validity window. A change of state ("I left Feedzai") holds from the moment it
+ * happened (its date, else when it was said), so the fact it supersedes closes then; a past
+ * fact keeps the dates it was said with; anything else starts when it was said.
+ */
+function validity(f: ExtractedFact, saidAt: string): { validFrom?: string; validTo?: string } {
+  if (f.ends) {
+    const at = f.validTo ?? f.validFrom ?? saidAt;
+    return { validFrom: at, validTo: at };
+  }
+  if (f.temporal === 'past') return { validFrom: f.validFrom, validTo: f.validFrom ? f.validTo : undefined };
+  return { validFrom: f.validFrom ?? saidAt };
 }
 
 /** A stored fact in the shape contradiction detection compares (object/polarity live in properties). */

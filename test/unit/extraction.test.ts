@@ -71,6 +71,21 @@ describe('LLM output repair', () => {
   });
 });
 
+describe('changes of state', () => {
+  const cur = { polarity: 'positive' as const, temporal: 'current' as const, singleValued: true };
+  const stored = [
+    { id: 'f1', relation: 'works_at', object: 'Feedzai', ...cur },
+    { id: 'f2', relation: 'works_at', object: 'Acme', ...cur, temporal: 'past' as const },
+    { id: 'f3', relation: 'lives_in', object: 'Feedzai', ...cur },
+  ];
+  it('an ending supersedes the current value it names (or every current value), whatever the policy', () => {
+    const ending = { relation: 'works_at', object: 'feedzai', polarity: 'positive' as const, singleValued: true, temporal: 'past' as const, isCorrection: false, ends: true };
+    expect(resolveContradiction(ending, stored, 'prefer_old')).toEqual({ action: 'supersede', factIds: ['f1'] });
+    expect(resolveContradiction({ ...ending, object: undefined }, stored, 'flag_review')).toEqual({ action: 'supersede', factIds: ['f1'] });
+    expect(resolveContradiction({ ...ending, object: 'Google' }, stored, 'prefer_new')).toEqual({ action: 'store' });
+  });
+});
+
 describe('contradiction detection', () => {
   const cur = { polarity: 'positive' as const, temporal: 'current' as const };
   const worksAtGoogle = { id: 'f1', relation: 'works_at', object: 'Google', singleValued: true, ...cur };
@@ -123,13 +138,14 @@ describe('rules extractor', () => {
       expect.arrayContaining([
         ['works_at', 'Google', 'positive', 'explicit', 'current'],
         ['lives_in', 'Boston', 'positive', 'explicit', 'past'],
-        ['works_at', 'Stripe', 'positive', 'explicit', 'future'],
+        ['plans', 'work at Stripe', 'positive', 'explicit', 'future'],
         ['likes', 'cilantro', 'negative', 'explicit', 'current'],
-        ['prefers', 'tea', 'positive', 'uncertain', 'current'],
         ['boss', 'Vitaly', 'positive', 'explicit', 'current'],
       ]),
     );
-    expect(r.facts.find((f) => f.object === 'Stripe')!.validFrom).toBe('2023-06-08T12:00:00.000Z');
+    // A hedge ("I think") states nothing.
+    expect(r.facts.find((f) => f.object === 'tea')).toBeUndefined();
+    expect(r.facts.find((f) => f.object === 'work at Stripe')!.validFrom).toBe('2023-06-08T12:00:00.000Z');
     expect(r.entities.find((e) => e.name === 'Vitaly')).toMatchObject({ type: 'person', aliases: ['my boss'] });
     expect(r.usage).toMatchObject({ provider: 'rules', inputTokens: 0, costUsd: 0 });
   });
@@ -156,6 +172,66 @@ describe('rules extractor', () => {
       ['lives_in', 'Paris'],
     ]);
     expect(r.facts.find((f) => f.object === 'Google')!.isCorrection).toBe(false);
+  });
+
+  it('turns changes of state into endings, and reads the issue #20 dialogue right', async () => {
+    const r = await run([
+      "Hi, I'm Dana. I just moved to Lisbon from Berlin last month.",
+      'Good. I work as a data engineer at Feedzai now, mostly on Kafka pipelines.',
+      "My dog Pixel hates the trams. Also I'm allergic to peanuts, remember that for recipes.",
+      "Actually I don't work at Feedzai anymore, I joined Revolut in October.",
+    ]);
+    const facts = r.facts.filter((f) => f.subject === 'Bob').map((f) => [f.relation, f.object, f.temporal, f.ends === true]);
+    expect(facts).toEqual([
+      ['name', 'Dana', 'current', false],
+      ['lives_in', 'Lisbon', 'current', false],
+      ['lives_in', 'Berlin', 'past', true],
+      ['job_title', 'data engineer', 'current', false],
+      ['works_at', 'Feedzai', 'current', false],
+      ['pet', 'Pixel', 'current', false],
+      ['allergic_to', 'peanuts', 'current', false],
+      ['works_at', 'Feedzai', 'past', true],
+      ['works_at', 'Revolut', 'current', false],
+    ]);
+    // Dana is the speaker's own name: an alias, not a second person; no name glued across sentences.
+    expect(r.entities.find((e) => e.name === 'Bob')!.aliases).toEqual(['Dana']);
+    expect(r.entities.map((e) => e.name).sort()).toEqual(['Berlin', 'Bob', 'Feedzai', 'Kafka', 'Lisbon', 'Pixel', 'Revolut']);
+  });
+
+  it.each([
+    ['I quit my job last week.', ['works_at', undefined, 'past', true]],
+    ['I sold my Volvo yesterday.', ['owns', 'Volvo', 'past', true]],
+    ['Jake and I broke up.', ['partner', 'Jake', 'past', true]],
+    ['I finally stopped smoking!', ['activity', 'smoking', 'past', true]],
+    ['I switched to a vegan diet.', ['diet', 'vegan', 'current', false]],
+    ['I started running in January.', ['activity', 'running', 'current', false]],
+    ['I no longer work for Acme anymore.', ['works_at', 'Acme', 'past', true]],
+  ])('reads a change of state: %s', async (line, expected) => {
+    const r = await run([line]);
+    expect(r.facts.map((f) => [f.relation, f.object, f.temporal, f.ends === true])).toEqual([expected]);
+  });
+
+  it.each([
+    "I don't have any pets.",
+    'I think I might be moving to Berlin, not sure yet.',
+    'Do you think I should move to Denver?',
+    "If I lived in Paris I'd eat croissants every day.",
+    'I wish I had a dog.',
+    "I'm not married.",
+  ])('states nothing for a negation, hedge, question or wish: %s', async (line) => {
+    expect((await run([line])).facts).toEqual([]);
+  });
+
+  it('resolves subjects: my sister by her name, a named person, an unnamed relative', async () => {
+    const r = await run(['My sister lives in Rome. Her name is Giulia.', 'My brother lives in Oslo and works for Equinor.', 'My wife loves opera but I find it boring.']);
+    expect(r.facts.map((f) => [f.subject, f.relation, f.object, f.polarity])).toEqual([
+      ['Giulia', 'lives_in', 'Rome', 'positive'],
+      ['Bob', 'sister', 'Giulia', 'positive'],
+      ["Bob's brother", 'lives_in', 'Oslo', 'positive'],
+      ["Bob's brother", 'works_at', 'Equinor', 'positive'],
+      ["Bob's spouse", 'likes', 'opera', 'positive'],
+      ['Bob', 'likes', 'opera', 'negative'],
+    ]);
   });
 
   it('takes no first-person facts from assistant turns', async () => {

@@ -13,6 +13,16 @@ describe('profile', () => {
     temporal: o.temporal ?? 'current',
   });
 
+  it('takes an ended value out of the profile and records the change', () => {
+    const ended = { ...f('works_at', 'Feedzai', { singleValued: true, temporal: 'past' }), claim: 'user no longer works at Feedzai', ends: true };
+    expect(mergeProfile({ works_at: 'Feedzai', pet: ['Tofu', 'Rex'] }, [ended, { ...f('pet', 'Tofu', { temporal: 'past' }), claim: "user's pet Tofu died", ends: true }])).toEqual({
+      pet: ['Rex'],
+      history: ['user no longer works at Feedzai', "user's pet Tofu died"],
+    });
+    // An ending about another value leaves the current one alone.
+    expect(mergeProfile({ works_at: 'Revolut' }, [ended])).toMatchObject({ works_at: 'Revolut' });
+  });
+
   it('sets single values, accumulates lists, moves negatives, keeps history and plans', () => {
     let p = mergeProfile({ works_at: 'Google', likes: '["tea"]' }, [f('works_at', 'Microsoft', { singleValued: true }), f('likes', 'coffee')]);
     expect(p).toEqual({ works_at: 'Microsoft', likes: ['tea', 'coffee'] });

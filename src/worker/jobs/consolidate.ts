@@ -144,7 +144,7 @@ function userFacts(result: ExtractionResult, turns: ExtractionTurn[]): ProfileFa
 }
 
 function toProfileFact(f: ExtractedFact): ProfileFact {
-  return { claim: f.claim, relation: f.relation, object: f.object, polarity: f.polarity, singleValued: f.singleValued, temporal: f.temporal };
+  return { claim: f.claim, relation: f.relation, object: f.object, polarity: f.polarity, singleValued: f.singleValued, temporal: f.temporal, ...(f.ends ? { ends: true } : {}) };
 }
 
 /** "The user prefers X" / "User's sister is Y" -> first person, so the same rules apply. */

@@ -1,0 +1,70 @@
+import { uid } from '../support/stack';
+import { openHarness, type Harness } from './api-harness';
+
+/**
+ * Issue #20's dialogue, as a new user meets it: the default (offline rules) configuration,
+ * turns through the HTTP API, then POST /consolidate. What is learned must be current where
+ * the user said it changed.
+ */
+let h: Harness;
+let key: string;
+beforeAll(async () => {
+  h = await openHarness({ EXTRACTION_PROVIDER: 'rules' });
+  key = (await h.tenant()).key;
+});
+afterAll(async () => h.close());
+
+const DIALOGUE: Array<['user' | 'assistant', string]> = [
+  ['user', "Hi, I'm Dana. I just moved to Lisbon from Berlin last month."],
+  ['assistant', 'Welcome to Lisbon! What do you do there?'],
+  ['user', 'Good. I work as a data engineer at Feedzai now, mostly on Kafka pipelines.'],
+  ['assistant', 'Nice. Anything I should remember?'],
+  ['user', "My dog Pixel hates the trams. Also I'm allergic to peanuts, remember that for recipes."],
+  ['user', "Actually I don't work at Feedzai anymore, I joined Revolut in October."],
+];
+
+interface FactOut {
+  claim: string;
+  predicate: string | null;
+  status: string;
+  temporal: string;
+  validTo: string | null;
+  properties: Record<string, unknown>;
+}
+
+it('learns Revolut as the current employer, Feedzai as past and ended, the allergy, and no merged names', async () => {
+  const userId = uid('dana');
+  const conversationId = uid('c');
+  for (const [role, content] of DIALOGUE) expect((await h.call(key, 'POST', '/v1/turns', { userId, conversationId, role, content })).status).toBe(201);
+  expect((await h.call(key, 'POST', `/v1/users/${userId}/consolidate`, {})).status).toBe(200);
+
+  const listed = await h.call(key, 'POST', '/v1/facts/list', { userId, includeInactive: true, limit: 100 });
+  expect(listed.status).toBe(200);
+  const facts = listed.body.facts as FactOut[];
+  const worksAt = facts.filter((f) => f.predicate === 'works_at');
+  const current = worksAt.filter((f) => f.status === 'active' && f.temporal === 'current' && f.validTo === null);
+  expect(current.map((f) => f.properties.object)).toEqual(['Revolut']);
+  // Feedzai is past: the fact that said so is closed (superseded, with an end), and the ending is recorded.
+  const feedzai = worksAt.filter((f) => f.properties.object === 'Feedzai');
+  expect(feedzai.find((f) => f.status === 'superseded')).toMatchObject({ validTo: expect.any(String) });
+  expect(feedzai.every((f) => f.status !== 'active' || f.temporal === 'past')).toBe(true);
+  expect(facts.find((f) => f.predicate === 'allergic_to' && f.status === 'active')).toMatchObject({ properties: expect.objectContaining({ object: 'peanuts' }) });
+  expect(facts.find((f) => f.predicate === 'lives_in' && f.status === 'active' && f.temporal === 'current')).toMatchObject({ properties: expect.objectContaining({ object: 'Lisbon' }) });
+
+  const profile = await h.call(key, 'GET', `/v1/users/${userId}/profile`);
+  expect(profile.body.profile).toMatchObject({ works_at: 'Revolut', lives_in: 'Lisbon', allergic_to: ['peanuts'] });
+  expect(JSON.stringify(profile.body.profile.works_at)).not.toContain('Feedzai');
+
+  // No entity glues two names ("Lisbon Dana"); Dana is the user (an alias), not a second person.
+  for (const merged of ['Lisbon Dana', 'Dana Lisbon', 'Berlin Dana']) expect((await h.call(key, 'POST', '/v1/entities/by-name', { userId, name: merged })).body.entities).toEqual([]);
+  const dana = (await h.call(key, 'POST', '/v1/entities/by-name', { userId, name: 'Dana' })).body.entities as Array<{ name: string; aliases: string[] }>;
+  expect(dana.map((e) => [e.name, e.aliases])).toEqual([['user', ['Dana']]]);
+
+  const ctx = await h.call(key, 'POST', '/v1/recall/context', { userId, query: 'where does Dana work?', tokenBudget: 600 });
+  expect(ctx.status).toBe(200);
+  const lines = (ctx.body.context as string).split('\n');
+  const firstEmployer = lines.find((l) => /Revolut|Feedzai/.test(l));
+  expect(firstEmployer).toMatch(/Revolut/);
+  // A fact saying Feedzai is shown as past, never as current.
+  for (const l of lines.filter((x) => x.startsWith('- [fact:') && /Feedzai/.test(x))) expect(l).toMatch(/\(past/);
+}, 240_000);
