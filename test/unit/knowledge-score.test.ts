@@ -12,6 +12,7 @@ function fact(p: Partial<Fact> & { subject: string; predicate: string; object: s
     certainty: 'explicit',
     source: 'test',
     sourceTurnId: null,
+    connectionId: null,
     temporal: 'current',
     validFrom: '2024-01-01T00:00:00Z',
     validTo: null,
