@@ -62,7 +62,9 @@ export class UserWriteFence {
       await this.drain(userId, shared, inside);
       return await work();
     } finally {
-      if (shared) await this.redis.multi().incr(epoch).decr(closers).exec();
+      // The epoch stays (it is how every process's registration cache learns of the erasure: part
+      // of the erasure's record, like user_erasures); the closer count goes once no erasure holds it.
+      if (shared) await this.redis.eval(OPEN, 2, epoch, closers);
       else {
         const l = this.localOf(userId);
         l.epoch++;
@@ -109,6 +111,10 @@ export class UserWriteFence {
  * Redis keys of a user's fence. No ':' before the user id, so the erasure's own sweep of the
  * user's Redis keys (RedisUserKeys: `*:<user>:*`, `*:<user>`) leaves them alone.
  */
+// KEYS: epoch, closers -> nothing: a new epoch, one closer fewer, the count deleted at zero
+const OPEN = `redis.call('INCR', KEYS[1])
+if redis.call('DECR', KEYS[2]) <= 0 then redis.call('DEL', KEYS[2]) end`;
+
 function keysOf(userId: string): [closers: string, inside: string, epoch: string] {
   return [`erasure-fence/${userId}/closers`, `erasure-fence/${userId}/inside`, `erasure-fence/${userId}/epoch`];
 }
