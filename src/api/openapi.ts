@@ -132,7 +132,7 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string): Open
     responses: { 200: { description: 'OpenAPI 3 document', content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } } },
   });
 
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const doc = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Mnemograph',
@@ -141,4 +141,11 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string): Open
     },
     servers: [{ url: '/' }],
   });
+  // A path parameter is always required (OpenAPI 3.1); the generator leaves coerced ones (a turn index) optional.
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const op of Object.values(item as Record<string, { parameters?: Array<{ in?: string; required?: boolean }> }>)) {
+      for (const p of op.parameters ?? []) if (p.in === 'path') p.required = true;
+    }
+  }
+  return doc;
 }
