@@ -76,6 +76,7 @@ describe('mnemograph doctor', () => {
       cleanup: 1440,
       audit_partitions: 1440,
       pools: 1440,
+      short_term: 10,
     });
     expect(cronPeriodMs('0 */6 * * *')).toBe(6 * 3_600_000);
     expect(cronPeriodMs('0 4 * * 1')).toBe(7 * 86_400_000);
