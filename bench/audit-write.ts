@@ -17,7 +17,7 @@ import { applyEnvFile, loadConfig } from '../src/config';
 import { createLogger } from '../src/infra/logger';
 import { createPgPool } from '../src/infra/postgres';
 import { runPostgresMigrations } from '../src/migrate';
-import { withDatabase } from '../src/stack/services';
+import { onServer, withDatabase } from '../src/stack/services';
 
 export interface AuditWriteOptions {
   /** Rows per run (default 20,000). */
@@ -39,7 +39,7 @@ export async function measureAuditWrites(opts: AuditWriteOptions = {}): Promise<
   const batchSize = opts.batchSize ?? 200;
   const base = opts.databaseUrl ?? loadConfig(process.env).postgres.url;
   const name = `mnemograph_bench_audit_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
-  await admin(base, `CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+  await onServer(base, `CREATE DATABASE ${pg.escapeIdentifier(name)}`);
   const url = withDatabase(base, name);
   const pool = createPgPool(url, 8);
   const spool = mkdtempSync(join(tmpdir(), 'mnemograph-bench-audit-'));
@@ -78,7 +78,7 @@ export async function measureAuditWrites(opts: AuditWriteOptions = {}): Promise<
   } finally {
     await pool.end();
     rmSync(spool, { recursive: true, force: true });
-    await admin(base, `DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+    await onServer(base, `DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
   }
 }
 
@@ -120,16 +120,6 @@ async function rowsPerSecond(url: string, counts: number[], batchSize: number, s
       await w.log.close();
       await w.pool.end();
     }
-  }
-}
-
-async function admin(base: string, sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: withDatabase(base, 'postgres') });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
   }
 }
 

@@ -66,6 +66,11 @@ export function withDatabase(url: string, database: string): string {
   return u.toString();
 }
 
+/** Runs one statement on the server of `url`, in its `postgres` database (CREATE / DROP DATABASE). */
+export async function onServer(url: string, sql: string): Promise<void> {
+  await withPostgres(withDatabase(url, 'postgres'), (c) => c.query(sql));
+}
+
 /** Makes sure PostgreSQL answers (starting the local cluster if needed) and the project's database exists. */
 export async function postgresUp(config: Config): Promise<'running' | 'started'> {
   const url = new URL(config.postgres.url);

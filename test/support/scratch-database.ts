@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createPgPool } from '../../src/infra/postgres';
 import { runPostgresMigrations } from '../../src/migrate';
-import { withDatabase } from '../../src/stack/services';
+import { onServer, withDatabase } from '../../src/stack/services';
 import { testConfig } from './stack';
 
 /** A PostgreSQL database of its own, migrated, for a test that breaks what it holds on purpose. */
@@ -22,16 +22,7 @@ export async function scratchDatabase(prefix = 'scratch', opts: { root?: string 
   const base = testConfig().postgres.url;
   const name = `${prefix}_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
   const url = withDatabase(base, name);
-  const admin = async (sql: string) => {
-    const c = new pg.Client({ connectionString: withDatabase(base, 'postgres') });
-    await c.connect();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+  await onServer(base, `CREATE DATABASE ${pg.escapeIdentifier(name)}`);
   const pool = createPgPool(url, 8);
   await runPostgresMigrations(pool, testConfig({ DATABASE_URL: url, DATABASE_READ_URL: url }), { check: false, root: opts.root });
   return {
@@ -39,7 +30,7 @@ export async function scratchDatabase(prefix = 'scratch', opts: { root?: string 
     pool,
     async drop() {
       await pool.end();
-      await admin(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+      await onServer(base, `DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
     },
   };
 }
