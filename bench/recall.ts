@@ -123,7 +123,9 @@ export async function runRecall(m: Mnemograph, ds: BenchDataset, opts: { systems
   const totalTurns = ds.conversations.reduce((n, c) => n + c.sessions.reduce((k, s) => k + s.turns.length, 0), 0);
   const ingestBar = bars?.create(totalTurns, 0, { stage: 'ingest ' });
   const t0 = performance.now();
-  for (const conv of ds.conversations) {
+  // Conversations are independent users: ingest two at a time, one per embedding worker
+  // thread (the local embedder runs two), sessions in order within each.
+  const ingestConversation = async (conv: BenchDataset['conversations'][number]) => {
     for (const session of conv.sessions) {
       if (session.turns.length === 0) continue;
       const base = Date.parse(session.date);
@@ -140,7 +142,12 @@ export async function runRecall(m: Mnemograph, ds: BenchDataset, opts: { systems
       );
       ingestBar?.increment(session.turns.length);
     }
-  }
+  };
+  const queue = [...ds.conversations];
+  const lane = async () => {
+    for (let conv = queue.shift(); conv; conv = queue.shift()) await ingestConversation(conv);
+  };
+  await Promise.all([lane(), lane()]);
   const ingestSeconds = (performance.now() - t0) / 1000;
 
   // The moment questions are asked: the record's own date, or a day after the conversation.
