@@ -235,6 +235,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       neighbourWeight: e.RECALL_NEIGHBOUR_WEIGHT,
       neighbourWindow: e.RECALL_NEIGHBOUR_WINDOW,
       neighbourBackward: e.RECALL_NEIGHBOUR_BACKWARD,
+      chatNeighbourWeight: e.RECALL_CHAT_NEIGHBOUR_WEIGHT,
       questionWeight: e.RECALL_QUESTION_WEIGHT,
       answerBoost: e.RECALL_ANSWER_BOOST,
       speakerBoost: e.RECALL_SPEAKER_BOOST,

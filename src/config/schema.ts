@@ -129,6 +129,12 @@ export const envSchema = z.object({
     .max(1)
     .default(0.6)
     .describe('share of the neighbour weight a turn gains from the turns after it (replies follow what they answer; 1 = both directions alike)'),
+  RECALL_CHAT_NEIGHBOUR_WEIGHT: z.coerce
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.1)
+    .describe("the neighbour weight in a user–assistant chat (turns without a speaker's name): the adjacent turn only, no answer boost; an assistant's reply rarely restates the user's facts"),
   RECALL_QUESTION_WEIGHT: z.coerce.number().min(0.1).max(1).default(0.7).describe('multiplier for a turn ending with a question mark, whose match passes to its reply instead (1 = off)'),
   RECALL_ANSWER_BOOST: z.coerce.number().min(1).max(5).default(1.5).describe("multiplier on the share of a question's score the next turn (its reply) gains (1 = off)"),
   RECALL_TIME_HINT_BOOST: z.coerce.number().min(1).max(10).default(3).describe('multiplier for turns inside a self-query time hint'),

@@ -154,6 +154,11 @@ export interface RecallSettings {
   neighbourWindow: number;
   /** Share of the neighbour weight a turn gains from the turns after it (1 = both directions alike). */
   neighbourBackward: number;
+  /**
+   * The neighbour weight between turns of a user–assistant chat (no speaker names): the
+   * adjacent turn only, without the answer boost.
+   */
+  chatNeighbourWeight: number;
   /** Multiplier for a turn that ends with a question mark (1 = off); its match passes to its reply. */
   questionWeight: number;
   /** Multiplier on what a question passes to the next turn, its reply (1 = off). */
