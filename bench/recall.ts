@@ -56,6 +56,8 @@ interface Options {
   depth: string;
   limit?: string;
   keep?: boolean;
+  reuse?: string;
+  repeat: string;
   out?: string;
   turns: string;
   queries: string;
@@ -70,6 +72,8 @@ async function main(): Promise<void> {
     .option('--depth <n>', 'turns asked of remember() per question (sessions are ranked from these)', '50')
     .option('--limit <n>', 'only the first n questions (quick runs)')
     .option('--keep', 'keep the ingested users instead of deleting them afterwards')
+    .option('--reuse <run>', 'ask the questions of users an earlier --keep run left (its setup.run id) instead of ingesting; keeps them')
+    .option('--repeat <n>', 'ask every question n times (more latency samples; recall figures are from the first round)', '1')
     .option('--out <file>', 'result file (default bench/results/recall-<dataset>.json)')
     .option('--turns <n>', 'latency: stored turns for the one user', '100000')
     .option('--queries <n>', 'latency: queries measured', '300')
@@ -93,7 +97,9 @@ async function main(): Promise<void> {
       systems: opts.systems.split(',').map((s) => s.trim()),
       depth: Number(opts.depth),
       limit: opts.limit ? Number(opts.limit) : undefined,
-      keep: opts.keep === true,
+      keep: opts.keep === true || opts.reuse !== undefined,
+      reuse: opts.reuse,
+      repeat: Number(opts.repeat),
     });
     result.embedding_cache = { hits: embedder.hits, misses: embedder.misses };
     write(opts.out ?? join(ROOT, `bench/results/recall-${dataset.name}.json`), result);
@@ -111,8 +117,12 @@ interface RecallResult {
   embedding_cache?: { hits: number; misses: number };
 }
 
-export async function runRecall(m: Mnemograph, ds: BenchDataset, opts: { systems: string[]; depth: number; limit?: number; keep: boolean; quiet?: boolean }): Promise<RecallResult> {
-  const run = `rb${Date.now().toString(36)}`;
+export async function runRecall(
+  m: Mnemograph,
+  ds: BenchDataset,
+  opts: { systems: string[]; depth: number; limit?: number; keep: boolean; reuse?: string; repeat?: number; quiet?: boolean },
+): Promise<RecallResult> {
+  const run = opts.reuse ?? `rb${Date.now().toString(36)}`;
   const userOf = (convKey: string) => `${run}-${convKey}`;
   const bars = opts.quiet
     ? undefined
@@ -147,17 +157,18 @@ export async function runRecall(m: Mnemograph, ds: BenchDataset, opts: { systems
   const lane = async () => {
     for (let conv = queue.shift(); conv; conv = queue.shift()) await ingestConversation(conv);
   };
-  await Promise.all([lane(), lane()]);
+  if (!opts.reuse) await Promise.all([lane(), lane()]);
   const ingestSeconds = (performance.now() - t0) / 1000;
 
   // The moment questions are asked: the record's own date, or a day after the conversation.
   const lastDate = new Map(ds.conversations.map((c) => [c.key, c.sessions[c.sessions.length - 1]?.date ?? new Date().toISOString()]));
   const questions = ds.questions.slice(0, opts.limit ?? ds.questions.length);
-  const queryBar = bars?.create(questions.length * opts.systems.length, 0, { stage: 'recall ' });
+  const queryBar = bars?.create(questions.length * opts.systems.length * Math.max(1, opts.repeat ?? 1), 0, { stage: 'recall ' });
   const perSystem = new Map<string, { scores: Array<{ cat: string; s: QuestionScores }>; published: number[]; ms: number[] }>();
   for (const name of opts.systems) perSystem.set(name, { scores: [], published: [], ms: [] });
   const runPrefix = `${run}-`;
-  for (const q of questions) {
+  const rounds = Math.max(1, opts.repeat ?? 1);
+  for (const [round, q] of Array.from({ length: rounds }, (_, r) => questions.map((q) => [r, q] as const)).flat()) {
     const asOf = q.askedAt ?? new Date(Date.parse(lastDate.get(q.conversationKey)!) + 86_400_000).toISOString();
     for (const name of opts.systems) {
       const techniques = SYSTEMS[name];
@@ -168,9 +179,10 @@ export async function runRecall(m: Mnemograph, ds: BenchDataset, opts: { systems
       const ranked = bundle.turns.map((t) => turnKey(t.turn.conversationId.slice(runPrefix.length), t.turn.index));
       const acc = perSystem.get(name)!;
       acc.ms.push(ms);
+      queryBar?.increment();
+      if (round > 0) continue; // later rounds add latency samples only
       if (q.scored) acc.scores.push({ cat: q.category, s: scoreQuestion(ranked, q.goldTurns, q.goldSessions) });
       if (q.publishedGoldSessions) acc.published.push(publishedSessionRecall(ranked, q.publishedGoldSessions));
-      queryBar?.increment();
     }
   }
   bars?.stop();
@@ -193,7 +205,8 @@ export async function runRecall(m: Mnemograph, ds: BenchDataset, opts: { systems
     turns: totalTurns,
     questions_asked: questions.length,
     depth: opts.depth,
-    ingest_seconds: Math.round(ingestSeconds * 10) / 10,
+    ingest_seconds: opts.reuse ? null : Math.round(ingestSeconds * 10) / 10,
+    rounds: Math.max(1, opts.repeat ?? 1),
     recall_settings: m.config.recall,
     embedding: `${m.embedder.provider}/${m.embedder.model}`,
     run,
