@@ -134,7 +134,8 @@ export class MemoryBrowser {
     if (q.dryRun) return report(true, found.turns);
     const t0 = performance.now();
     const turns = await this.d.conversations.deleteTurn(scope, q.conversationId, q.index);
-    await this.d.turnLog.deleteTurns(q.userId, q.conversationId, q.index);
+    // The session's recent turns in Redis too, so the turn does not come back from working memory.
+    await Promise.all([this.d.turnLog.deleteTurns(q.userId, q.conversationId, q.index), this.d.working.removeTurns(sessionScope(this.scope(q.userId, found.channel), q.conversationId), [q.index])]);
     this.write('delete_turn', 'episodic', q.userId, found.channel, [`${q.conversationId}:${q.index}`], t0, q.conversationId, { derivedFacts });
     return report(false, turns);
   }

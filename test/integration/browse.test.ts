@@ -95,6 +95,31 @@ describe('browse routes', () => {
     expect(await auditRows(u.userId, 'delete_conversation')).toHaveLength(1);
   });
 
+  it('deleting a turn trims the session’s recent turns in Redis: it no longer comes back from working memory', async () => {
+    const userId = uid('u');
+    const conversationId = uid('c');
+    const turns = ['first: my passport number is 123', 'second', 'third'].map((content) => ({ userId, conversationId, role: 'user', content }));
+    expect((await h.call(A.key, 'POST', '/v1/turns/batch', { turns })).status).toBe(201);
+    const session = `/v1/users/${userId}/sessions/${conversationId}`;
+    expect((await h.call(A.key, 'GET', session)).body.recentTurns.map((t: any) => t.index)).toEqual([2, 1, 0]);
+    const redisKey = `working:${A.tenantId}.${userId}:_global:${A.tenantId}.${conversationId}:turns`;
+    expect(await h.m.redis.llen(redisKey)).toBe(3);
+
+    expect((await h.call(A.key, 'DELETE', `/v1/users/${userId}/conversations/${conversationId}/turns/0?dryRun=true`)).status).toBe(200);
+    expect(await h.m.redis.llen(redisKey)).toBe(3); // a dry run changes nothing
+    expect((await h.call(A.key, 'DELETE', `/v1/users/${userId}/conversations/${conversationId}/turns/0`)).status).toBe(200);
+
+    const after = (await h.call(A.key, 'GET', session)).body.recentTurns;
+    expect(after.map((t: any) => t.index)).toEqual([2, 1]);
+    expect(JSON.stringify(after)).not.toContain('passport');
+    const raw = await h.m.redis.lrange(redisKey, 0, -1);
+    expect(raw.map((r) => JSON.parse(r).index)).toEqual([2, 1]);
+    expect(await h.m.redis.ttl(redisKey)).toBeGreaterThan(0); // the list keeps its expiry
+    // The next turn is added on top of what is left.
+    expect((await h.call(A.key, 'POST', '/v1/turns', { userId, conversationId, role: 'assistant', content: 'fourth' })).status).toBe(201);
+    expect((await h.call(A.key, 'GET', session)).body.recentTurns.map((t: any) => t.index)).toEqual([3, 2, 1]);
+  });
+
   it('lists entities and facts with filters; restores a retracted fact; refuses to restore a superseded one', async () => {
     const u = await seedUser(h, A.key);
     const byName = await h.call(A.key, 'GET', `/v1/users/${u.userId}/entities?q=lisb`);
