@@ -3,6 +3,7 @@ import { LOCAL_PRINCIPAL, principalScope, type AccessPrincipal, type AccessScope
 import type { ConversationBrowser, ConversationInfo, Turn, TurnLog } from '../episodic/contract';
 import { NotFoundError, ValidationError } from '../errors';
 import { parseInput } from '../schemas';
+import type { ProceduralStore, Strategy } from '../procedural/contract';
 import type { Entity, Fact, KnowledgeCuration, MergeEntitiesResult } from '../semantic/contract';
 import { sessionScope, type WorkingMemoryStore } from '../working/contract';
 import {
@@ -13,6 +14,7 @@ import {
   FactPageQuerySchema,
   MergeEntitiesSchema,
   RestoreFactSchema,
+  StrategyListQuerySchema,
   TurnPageQuerySchema,
   type ConversationListQuery,
   type DeleteConversationInput,
@@ -22,6 +24,7 @@ import {
   type FactPageQuery,
   type MergeEntitiesInput,
   type RestoreFactInput,
+  type StrategyListQuery,
   type TurnPageQuery,
 } from './schema';
 
@@ -30,6 +33,7 @@ export interface MemoryBrowserDeps {
   turnLog: TurnLog;
   working: WorkingMemoryStore;
   knowledge: KnowledgeCuration;
+  strategies: Pick<ProceduralStore, 'listStrategies'>;
   audit: AuditLogger;
 }
 
@@ -92,6 +96,14 @@ export class MemoryBrowser {
     const offset = offsetOf(cursor);
     const facts = await this.d.knowledge.listFacts(this.scope(userId), { ...q, offset });
     return { facts, nextCursor: facts.length === q.limit ? String(offset + q.limit) : null };
+  }
+
+  /** A page of the user's strategies (procedural memory), filtered by channel, text, tool and success rate. */
+  async listStrategies(query: StrategyListQuery): Promise<{ strategies: Strategy[]; nextCursor: string | null }> {
+    const { userId, cursor, ...q } = parseInput(StrategyListQuerySchema, query, 'strategy listing');
+    const offset = offsetOf(cursor);
+    const strategies = await this.d.strategies.listStrategies(this.scope(userId), { ...q, offset });
+    return { strategies, nextCursor: strategies.length === q.limit ? String(offset + q.limit) : null };
   }
 
   /** Makes a retracted fact active again; audited as `restore_fact`. */

@@ -237,6 +237,7 @@ export const happy: Record<string, (u: SeededUser) => Case> = {
   deleteTurn: (u) => ({ method: 'DELETE', path: `/v1/users/${u.userId}/conversations/${u.conversationId}/turns/1?dryRun=true`, status: 200 }),
   listEntities: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/entities?sort=mentions&q=lis`, status: 200 }),
   listFacts: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/facts?status=all&limit=5`, status: 200 }),
+  listStrategies: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/strategies?q=listings&sort=success&limit=10`, status: 200 }),
   restoreFact: (u) => ({ method: 'POST', path: `/v1/users/${u.userId}/facts/${u.retractedFactId}/restore`, body: { reason: 'bought it back' }, status: 200 }),
   mergeEntities: (u) => ({ method: 'POST', path: '/v1/entities/merge', body: { userId: u.userId, keepId: u.entityId, mergeId: u.personId }, status: 200 }),
 };

@@ -149,6 +149,39 @@ describe('browse routes', () => {
     ]);
   });
 
+  it('lists a user’s strategies page by page, filtered by channel, text, tool and success rate, sorted', async () => {
+    const userId = uid('u');
+    const learn = async (description: string, toolSequence: string[], channel = '_global', success = true) => {
+      const r = await h.call(A.key, 'POST', '/v1/strategies', { userId, description, toolSequence, channel, success, contextPattern: `task: ${description}` });
+      expect(r.status).toBe(201);
+      return r.body.strategy.id as string;
+    };
+    const a = await learn('Search listings then compare prices', ['search_listings', 'compare']);
+    const b = await learn('Ask for the budget first', ['ask']);
+    const c = await learn('Book a viewing by phone', ['call'], 'travel', false);
+    for (let i = 0; i < 3; i++) expect((await h.call(A.key, 'POST', `/v1/users/${userId}/strategies/${b}/reinforce`, { success: true })).status).toBe(200);
+    const list = async (qs: string) => {
+      const r = await h.call(A.key, 'GET', `/v1/users/${userId}/strategies?${qs}`);
+      expect(r.status).toBe(200);
+      return r.body as { strategies: any[]; nextCursor: string | null };
+    };
+    expect((await list('sort=success')).strategies.map((s) => s.id)).toEqual([b, a, c]);
+    expect((await list('sort=uses')).strategies.map((s) => s.id)[0]).toBe(b);
+    expect((await list('q=LISTINGS')).strategies.map((s) => s.id)).toEqual([a]);
+    expect((await list('tool=call')).strategies.map((s) => s.id)).toEqual([c]);
+    expect((await list('channel=travel')).strategies.map((s) => s.id)).toEqual([c]);
+    expect((await list('minSuccessRate=0.5')).strategies.map((s) => s.id).sort()).toEqual([a, b].sort());
+    const first = await list('sort=success&limit=2');
+    expect(first.strategies.map((s) => s.id)).toEqual([b, a]);
+    expect(first.nextCursor).not.toBeNull();
+    const second = await list(`sort=success&limit=2&cursor=${first.nextCursor}`);
+    expect(second).toEqual({ strategies: [expect.objectContaining({ id: c, channel: 'travel', successRate: expect.closeTo(1 / 3, 5) })], nextCursor: null });
+    expect((await h.call(A.key, 'GET', `/v1/users/${userId}/strategies?sort=best`)).status).toBe(400);
+    expect((await h.call(A.key, 'GET', `/v1/users/${userId}/strategies?cursor=junk`)).status).toBe(400);
+    const other = await h.tenant();
+    expect((await h.call(other.key, 'GET', `/v1/users/${userId}/strategies`)).status).toBe(404);
+  });
+
   it('merges two entities: aliases, facts, relationships and mentions move; the merged one is closed', async () => {
     const u = await seedUser(h, A.key);
     const lx = await h.call(A.key, 'POST', '/v1/entities', { userId: u.userId, name: 'LX', type: 'place', sourceTurnId: `${u.conversationId}:0` });
