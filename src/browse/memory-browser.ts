@@ -106,6 +106,28 @@ export class MemoryBrowser {
     return { strategies, nextCursor: strategies.length === q.limit ? String(offset + q.limit) : null };
   }
 
+  /**
+   * A user's export (the whole-user store's lines, as `mnemograph export` writes them) as JSON
+   * lines, audited as `export_user` once the last line went out: recorded like a write, whatever
+   * AUDIT_LEVEL says, since it hands out the user's personal data. An export that stops midway
+   * (the client went away, a store failed) is not recorded as complete: its row says
+   * `completed: false` with the lines sent.
+   */
+  async *exportLines(userId: string, lines: AsyncIterable<unknown>): AsyncGenerator<string> {
+    const t0 = performance.now();
+    let sent = 0;
+    let completed = false;
+    try {
+      for await (const line of lines) {
+        yield `${JSON.stringify(line)}\n`;
+        sent++;
+      }
+      completed = true;
+    } finally {
+      this.d.audit.logWrite({ operation: 'export_user', memoryType: 'system', userId, channel: '', affectedIds: [], latencyMs: performance.now() - t0, metadata: { lines: sent, completed } });
+    }
+  }
+
   /** Makes a retracted fact active again; audited as `restore_fact`. */
   async restoreFact(input: RestoreFactInput): Promise<Fact> {
     const q = parseInput(RestoreFactSchema, input, 'fact restore');

@@ -1,4 +1,4 @@
-import { uid } from '../support/stack';
+import { eventually, uid } from '../support/stack';
 import { openHarness, seedUser, type Harness } from './api-harness';
 
 /**
@@ -180,6 +180,64 @@ describe('browse routes', () => {
     expect((await h.call(A.key, 'GET', `/v1/users/${userId}/strategies?cursor=junk`)).status).toBe(400);
     const other = await h.tenant();
     expect((await h.call(other.key, 'GET', `/v1/users/${userId}/strategies`)).status).toBe(404);
+  });
+
+  it('exports a user over HTTP, streamed: the same lines as the CLI export; audited; another tenant gets 404', async () => {
+    const u = await seedUser(h, A.key);
+    const res = await fetch(`${h.url}/v1/users/${u.userId}/export`, { headers: { authorization: `Bearer ${A.key}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
+    const lines = (await res.text())
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const internal = `${A.tenantId}.${u.userId}`;
+    expect(lines[0]).toMatchObject({ kind: 'header', format: 'mnemograph-user-export', userId: internal });
+    const cli: any[] = [];
+    for await (const line of h.m.users.export(internal)) cli.push(line);
+    const withoutTime = (l: any) => (l.kind === 'header' ? { ...l, exportedAt: null } : l);
+    expect(lines.map(withoutTime)).toEqual(cli.map(withoutTime));
+    const kinds = new Set(lines.map((l) => (l.kind === 'node' ? l.labels[0] : l.kind === 'row' ? l.table : l.kind)));
+    for (const k of ['Turn', 'Fact', 'Entity', 'Strategy', 'Goal', 'rel', 'conversation_logs']) expect(kinds).toContain(k);
+    expect(JSON.stringify(lines)).toContain('I moved to Lisbon last spring.');
+    await eventually(async () => (await auditRows(u.userId, 'export_user')).length === 1, 'the export audited');
+    expect((await auditRows(u.userId, 'export_user'))[0].metadata).toMatchObject({ lines: lines.length, completed: true });
+
+    const other = await h.tenant();
+    expect((await h.call(other.key, 'GET', `/v1/users/${u.userId}/export`)).status).toBe(404);
+    expect((await h.call(A.key, 'GET', `/v1/users/${uid('nobody')}/export`)).status).toBe(404);
+  });
+
+  it('pages a pool’s entries (the studio’s pool view) and restores a version, audited with the key', async () => {
+    const poolId = uid('p');
+    expect((await h.call(A.key, 'POST', '/v1/pools', { poolId, name: 'paged', type: 'shared' })).status).toBe(201);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await h.call(A.key, 'POST', `/v1/pools/${poolId}/entries`, { content: `note ${i}` })).body.id);
+    const seen: string[] = [];
+    let cursor: string | null | undefined;
+    do {
+      const page: any = await h.call(A.key, 'POST', `/v1/pools/${poolId}/entries/list`, { limit: 2, ...(cursor ? { cursor } : {}) });
+      expect(page.status).toBe(200);
+      expect(page.body.entries.length).toBeLessThanOrEqual(2);
+      seen.push(...page.body.entries.map((e: any) => e.id));
+      cursor = page.body.nextCursor;
+    } while (cursor);
+    expect(seen.sort()).toEqual([...ids].sort());
+    expect((await h.call(A.key, 'POST', `/v1/pools/${poolId}/entries/list`, { cursor: 'junk' })).status).toBe(400);
+
+    const e = `/v1/pools/${poolId}/entries/${ids[0]}`;
+    expect((await h.call(A.key, 'PUT', e, { content: 'note 0, edited' })).status).toBe(200);
+    const restored = await h.call(A.key, 'POST', `${e}/restore`, { version: 1 });
+    expect(restored.body).toMatchObject({ content: 'note 0', version: 3 });
+    const history = await h.call(A.key, 'GET', `${e}/versions`);
+    expect(history.body.versions.map((v: any) => [v.version, v.change])).toEqual([
+      [1, 'create'],
+      [2, 'update'],
+      [3, 'restore'],
+    ]);
+    await h.m.audit.flush();
+    const rows = await h.m.pg.primary.query("SELECT metadata FROM memory_audit_log WHERE tenant_id = $1 AND operation LIKE 'restore%' AND memory_type = 'shared'", [A.tenantId]);
+    expect(rows.rows.map((r) => r.metadata.actor)).toEqual([expect.objectContaining({ keyId: A.keyId })]);
   });
 
   it('merges two entities: aliases, facts, relationships and mentions move; the merged one is closed', async () => {

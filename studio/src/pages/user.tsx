@@ -1,7 +1,7 @@
-import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import { useInfiniteQuery, useMutation, useQuery } from '@tanstack/react-query';
 import { getRouteApi, Link } from '@tanstack/react-router';
 import { useMemo, useState } from 'react';
-import { call, errorText, routes } from '../api';
+import { call, client, errorText, routes } from '../api';
 import { FactRow } from '../components/fact-row';
 
 const route = getRouteApi('/users/$userId');
@@ -25,6 +25,7 @@ export function UserPage() {
     return [...m.entries()].sort(([a], [b]) => a.localeCompare(b));
   }, [all]);
   const channels = byChannel.map(([c]) => c).slice(0, 20);
+  const exported = useMutation({ mutationFn: () => downloadExport(userId) });
 
   return (
     <section>
@@ -32,7 +33,18 @@ export function UserPage() {
         <Link to="/users">Users</Link> / <strong>{userId}</strong> ·{' '}
         <Link to="/users/$userId/search" params={{ userId }}>
           Search and explain
-        </Link>
+        </Link>{' '}
+        · <Link to="/pools">Pools</Link> ·{' '}
+        <button onClick={() => exported.mutate()} disabled={exported.isPending} title="the same JSON lines as `mnemograph export`">
+          {exported.isPending ? 'Exporting…' : 'Download export'}
+        </button>
+        {exported.isSuccess && (
+          <span className="muted" data-testid="export-done">
+            {' '}
+            {exported.data.toLocaleString()} lines
+          </span>
+        )}
+        {exported.isError && <span className="error"> {errorText(exported.error)}</span>}
       </div>
       <div className="tree" data-testid="tree">
         <details open>
@@ -243,4 +255,16 @@ function StrategiesNode({ userId }: { userId: string }) {
       {strategies.hasNextPage && <button onClick={() => void strategies.fetchNextPage()}>More strategies</button>}
     </details>
   );
+}
+
+/** The user's export (`GET /v1/users/:userId/export`) saved as a JSON-lines file; resolves with its line count. */
+async function downloadExport(userId: string): Promise<number> {
+  const text = await client().exportUserText(userId);
+  const url = URL.createObjectURL(new Blob([text], { type: 'application/x-ndjson' }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = `mnemograph-export-${userId}.jsonl`;
+  a.click();
+  URL.revokeObjectURL(url);
+  return text.split('\n').filter((l) => l.trim()).length;
 }
