@@ -156,7 +156,9 @@ function History({ poolId, entryId, current, writes }: { poolId: string; entryId
   const versions = useQuery({ queryKey: ['pool-history', poolId, entryId, current], queryFn: () => call(routes.poolEntryHistory, { poolId, entryId }) });
   const restore = useMutation({
     mutationFn: (version: number) => call(routes.restorePoolEntryVersion, { poolId, entryId, version }),
-    onSuccess: () => queries.invalidateQueries({ queryKey: ['pool-entries', poolId] }),
+    onSuccess: async () => {
+      await Promise.all([queries.invalidateQueries({ queryKey: ['pool-entries', poolId] }), queries.invalidateQueries({ queryKey: ['pool-stats', poolId] })]);
+    },
   });
   if (versions.isError) return <p className="error">{errorText(versions.error)}</p>;
   return (
