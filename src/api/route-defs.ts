@@ -178,7 +178,7 @@ export const TURN_ROUTE_DEFS = defineRoutes({
     method: 'get',
     path: '/v1/users/:userId/export',
     summary:
-      "A user's whole memory as JSON lines, streamed: the same lines as `mnemograph export` (a header, Neo4j nodes and relationships, PostgreSQL rows; ids as stored, so `mnemograph import --tenant` restores it); audited as export_user",
+      "A user's whole memory as JSON lines, streamed: the same lines as `mnemograph export` (a header, Neo4j nodes and relationships, PostgreSQL rows) with the tenant's ids; audited as export_user",
     tag: 'users',
     input: z.object({ userId: UserIdSchema }).strict(),
     output: z.string().describe('one JSON object per line: {kind: header|node|rel|row, ...}'),

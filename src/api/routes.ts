@@ -1,5 +1,7 @@
 import { Readable } from 'node:stream';
 import { primed } from '../audit/export';
+import { TenantNamespace } from '../access';
+import { externalExportLine } from '../browse/memory-browser';
 import { NotFoundError } from '../errors';
 import { AUDIT_HANDLERS } from './audit-routes';
 import { BROWSE_HANDLERS } from './browse-routes';
@@ -57,10 +59,18 @@ const TURN_HANDLERS = {
   },
   userStats: ({ userId }, { users }) => users.stats(userId),
   // Started (first line read) before the answer begins, so a store outage is an error answer, not an empty export.
-  exportUser: async ({ userId }, { users, memory }) => ({
-    contentType: 'application/x-ndjson; charset=utf-8',
-    body: Readable.from(memory.browse.exportLines(userId, await primed(users.export(userId))), { objectMode: false }),
-  }),
+  // Ids in the tenant's terms, like every answer (the CLI's export keeps them as stored).
+  exportUser: async ({ userId }, { users, memory, tenantId }) => {
+    const prefix = new TenantNamespace(tenantId).prefix;
+    const lines = await primed(users.export(userId));
+    return {
+      contentType: 'application/x-ndjson; charset=utf-8',
+      body: Readable.from(
+        memory.browse.exportLines(userId, lines, (l) => externalExportLine(l, prefix)),
+        { objectMode: false },
+      ),
+    };
+  },
   forgetUser: ({ userId }, { users, unregister }) => users.erase(userId, { then: unregister }),
 } satisfies Handlers<typeof TURN_ROUTE_DEFS>;
 

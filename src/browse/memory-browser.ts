@@ -113,13 +113,13 @@ export class MemoryBrowser {
    * (the client went away, a store failed) is not recorded as complete: its row says
    * `completed: false` with the lines sent.
    */
-  async *exportLines(userId: string, lines: AsyncIterable<unknown>): AsyncGenerator<string> {
+  async *exportLines(userId: string, lines: AsyncIterable<unknown>, map: (line: unknown) => unknown = (l) => l): AsyncGenerator<string> {
     const t0 = performance.now();
     let sent = 0;
     let completed = false;
     try {
       for await (const line of lines) {
-        yield `${JSON.stringify(line)}\n`;
+        yield `${JSON.stringify(map(line))}\n`;
         sent++;
       }
       completed = true;
@@ -219,6 +219,22 @@ export class MemoryBrowser {
 function factsNote(n: number, what: string): string {
   return n === 0 ? '' : `; ${n} fact${n === 1 ? '' : 's'} learned from ${what} stay${n === 1 ? 's' : ''}, without the link to ${what}`;
 }
+
+/**
+ * An export line with the tenant's ids: every id-named field (`id`, `*_id`, `*Id`, `*_ids`, `*Ids`,
+ * and a node reference's `value`) loses the tenant's prefix, as every answer of the API does. Content
+ * and other text are left as stored.
+ */
+export function externalExportLine(line: unknown, prefix: string): unknown {
+  const strip = (v: unknown): unknown => (typeof v === 'string' && v.startsWith(prefix) ? v.slice(prefix.length) : Array.isArray(v) ? v.map(strip) : v);
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(walk);
+    if (v === null || typeof v !== 'object') return v;
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, ID_KEY.test(k) ? strip(x) : walk(x)]));
+  };
+  return walk(line);
+}
+const ID_KEY = /^(id|ids|value|userId)$|_ids?$|Ids?$/;
 
 /** A listing's offset cursor: a non-negative integer as text. */
 function offsetOf(cursor: string | undefined): number {

@@ -305,7 +305,7 @@ describeIf('studio in headless Chromium', () => {
       .trimEnd()
       .split('\n')
       .map((l) => JSON.parse(l));
-    expect(lines[0]).toMatchObject({ kind: 'header', format: 'mnemograph-user-export', userId: `${A.tenantId}.${u.userId}` });
+    expect(lines[0]).toMatchObject({ kind: 'header', format: 'mnemograph-user-export', userId: u.userId });
     expect(lines.some((l) => l.kind === 'node' && l.labels.includes('Strategy'))).toBe(true);
     await expectText(page.getByTestId('export-done'), new RegExp(`${lines.length} lines`));
     await expectText(page.getByTestId('strategies'), /Search listings then compare prices/);

@@ -1,3 +1,4 @@
+import { externalExportLine } from '../../src/browse/memory-browser';
 import { eventually, uid } from '../support/stack';
 import { openHarness, seedUser, type Harness } from './api-harness';
 
@@ -192,11 +193,13 @@ describe('browse routes', () => {
       .split('\n')
       .map((l) => JSON.parse(l));
     const internal = `${A.tenantId}.${u.userId}`;
-    expect(lines[0]).toMatchObject({ kind: 'header', format: 'mnemograph-user-export', userId: internal });
+    expect(lines[0]).toMatchObject({ kind: 'header', format: 'mnemograph-user-export', userId: u.userId });
     const cli: any[] = [];
     for await (const line of h.m.users.export(internal)) cli.push(line);
     const withoutTime = (l: any) => (l.kind === 'header' ? { ...l, exportedAt: null } : l);
-    expect(lines.map(withoutTime)).toEqual(cli.map(withoutTime));
+    // The CLI's lines, with the tenant's ids (as every answer of the API), and nothing namespaced left.
+    expect(lines.map(withoutTime)).toEqual(cli.map((l) => withoutTime(externalExportLine(l, `${A.tenantId}.`))));
+    expect(JSON.stringify(lines)).not.toContain(`${A.tenantId}.`);
     const kinds = new Set(lines.map((l) => (l.kind === 'node' ? l.labels[0] : l.kind === 'row' ? l.table : l.kind)));
     for (const k of ['Turn', 'Fact', 'Entity', 'Strategy', 'Goal', 'rel', 'conversation_logs']) expect(kinds).toContain(k);
     expect(JSON.stringify(lines)).toContain('I moved to Lisbon last spring.');
