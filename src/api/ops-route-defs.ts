@@ -11,7 +11,7 @@ export const OPS_ROUTE_DEFS = defineRoutes({
     method: 'get',
     path: '/v1/ops',
     summary: "Operations: recent worker job runs, the tenant's embedding backlog, consolidation lag, LLM calls and cost, each store's health",
-    tag: 'ops',
+    tag: 'operations',
     input: OpsQuerySchema,
     output: OpsReportSchema,
     status: 200,
