@@ -21,6 +21,7 @@ import { Neo4jGoalStore } from './goals';
 import { Neo4jPoolStore } from './pools';
 import { createExtractor, type Extractor } from './extraction';
 import { createChatModel, PgUsageSink } from './llm';
+import type { OpsSources } from './ops';
 import { PgObservationQueue, PgProfileStore, type ObservationQueue } from './observations';
 import { Neo4jUserGraph, RedisUserKeys, UserDataStore, UserWriteFence, type UserDataPart, type UserStats } from './tenancy';
 import { createJobs, PgJobStore, RedisLockService, Worker, type Clock, type JobFn, type JobName, type JobStores, type KnowledgeWriter, type LockService } from './worker';
@@ -63,6 +64,8 @@ export interface Mnemograph {
   census: Neo4jGraphCensus;
   /** What the metrics gauges read (job counters from the replica). */
   metricSources: MetricSources;
+  /** What the operations report reads (src/ops), but the store health, which the API probes. */
+  opsSources: Omit<OpsSources, 'health'>;
   /** A worker over these jobs (call start() to schedule them); `jobs` replaces them (tests inject faults). */
   createWorker(opts?: { clock?: Clock; workerId?: string; jobs?: Record<JobName, JobFn>; locks?: LockService }): Worker;
   /** Whole-user statistics, export, import and erasure across the stores (src/tenancy). */
@@ -270,6 +273,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
   const jobs = createJobs({ config, stores: jobStores, knowledge, extractor, observations, locks, log });
   const census = new Neo4jGraphCensus(neo4j);
   const metricSources: MetricSources = { census, turns: episodic, conversations: conversationUpkeep, jobRuns: new PgJobStore(pools.replica) };
+  const opsSources: Omit<OpsSources, 'health'> = { turns: episodic, conversations: conversationUpkeep, jobRuns: new PgJobStore(pools.replica), llm: new PgUsageSink(pools.replica) };
   const createWorker = (o: { clock?: Clock; workerId?: string; jobs?: Record<JobName, JobFn>; locks?: LockService } = {}) =>
     new Worker({
       jobs: o.jobs ?? jobs,
@@ -324,6 +328,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     jobStores,
     census,
     metricSources,
+    opsSources,
     createWorker,
     users,
     fence,

@@ -25,6 +25,9 @@ if (process.argv.includes('--if-stale') && existsSync(out)) {
   const sources = Math.max(newest(join(root, 'studio'), join(root, 'studio', 'dist')), newest(join(root, 'src')), statSync(join(root, 'package.json')).mtimeMs);
   if (sources <= built) process.exit(0);
 }
+// Always a production build: Vite keeps an inherited NODE_ENV (jest sets `test`), which would ship
+// React's development build (about 70 KB more gzipped, and slower) to the browser tests.
+process.env.NODE_ENV = 'production';
 const { build } = await import('vite');
 const t0 = performance.now();
 await build({ configFile: join(root, 'studio', 'vite.config.mts'), logLevel: 'warn' });

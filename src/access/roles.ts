@@ -15,3 +15,5 @@ export const MEMORY_ROLES: readonly KeyRole[] = ['admin', 'agent'];
 export const REVIEW_ROLES: readonly KeyRole[] = ['admin', 'agent', 'reviewer'];
 /** The audit log: admins and reviewers, never agent keys (an agent does not review what agents did). */
 export const AUDIT_ROLES: readonly KeyRole[] = ['admin', 'reviewer'];
+/** The operations report (jobs, backlogs, LLM spend, store health): the tenant's administrators only. */
+export const OPS_ROLES: readonly KeyRole[] = ['admin'];

@@ -13,6 +13,7 @@ import { isStreamed, pathParams, usesQuery } from './contract';
 import { HttpError, toHttpError } from './errors';
 import type { Route, RouteContext, StreamBody } from './handlers';
 import { checkReadiness } from './health';
+import { OpsReader } from '../ops/ops-reader';
 import { ApiMetrics } from './metrics';
 import { buildOpenApi, type OpenApiDocument } from './openapi';
 import { RedisRateLimitStore } from './rate-limit';
@@ -66,7 +67,11 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   const tenants = new PgTenantStore(m.pg.primary, m.config.api.keyCacheSeconds, m.config.api.keyOutageGraceSeconds);
   const metrics = new ApiMetrics(m.metricSources, m.log);
   const openapi = buildOpenApi(ROUTES, VERSION);
-  const context: RouteContext = { memory: m.memory, users: m.users, audit: m.auditReader };
+  const ops = new OpsReader({
+    ...m.opsSources,
+    health: async () => (await checkReadiness({ driver: m.driver, database: m.config.neo4j.database, pg: m.pg.primary, redis: m.redis }, opts.readyTimeoutMs)).stores,
+  });
+  const context: RouteContext = { memory: m.memory, users: m.users, audit: m.auditReader, ops };
   const log = m.log.child({ subsystem: 'api' });
   const limiterStore = new RedisRateLimitStore(m.redis);
   // Invalid keys are counted per client address, so guessing keys is throttled while

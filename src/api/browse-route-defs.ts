@@ -10,13 +10,14 @@ import {
   FactPageQuerySchema,
   MergeEntitiesSchema,
   RestoreFactSchema,
+  StrategyListQuerySchema,
   TurnPageQuerySchema,
   UserListQuerySchema,
   UserSummarySchema,
   WhoAmISchema,
 } from '../browse/schema';
 import { defineRoutes, MEMORY_ROLES, REVIEW_ROLES } from './contract';
-import { EntitySchema, FactSchema, TurnSchema } from './schemas';
+import { EntitySchema, FactSchema, StrategySchema, TurnSchema } from './schemas';
 
 /*
  * Browsing and curation (src/browse): what the studio needs and every other client can use —
@@ -114,6 +115,17 @@ export const BROWSE_ROUTE_DEFS = defineRoutes({
     tag: 'browse',
     input: FactPageQuerySchema,
     output: z.object({ facts: z.array(FactSchema), nextCursor: NextCursor }),
+    status: 200,
+    access: 'owned',
+    roles: MEMORY_ROLES,
+  },
+  listStrategies: {
+    method: 'get',
+    path: '/v1/users/:userId/strategies',
+    summary: "A page of a user's strategies (procedural memory), filtered by channel, text and tool, sorted by recency, success rate or uses",
+    tag: 'browse',
+    input: StrategyListQuerySchema,
+    output: z.object({ strategies: z.array(StrategySchema), nextCursor: NextCursor }),
     status: 200,
     access: 'owned',
     roles: MEMORY_ROLES,

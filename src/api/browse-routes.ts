@@ -22,6 +22,7 @@ export const BROWSE_HANDLERS = {
   deleteTurn: (input, { memory }) => memory.browse.deleteTurn(input),
   listEntities: (input, { memory }) => memory.browse.listEntities(input),
   listFacts: (input, { memory }) => memory.browse.listFacts(input),
+  listStrategies: (input, { memory }) => memory.browse.listStrategies(input),
   restoreFact: (input, { memory }) => memory.browse.restoreFact(input),
   mergeEntities: (input, { memory }) => memory.browse.mergeEntities(input),
 } satisfies Handlers<typeof BROWSE_ROUTE_DEFS>;

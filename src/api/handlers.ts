@@ -3,16 +3,19 @@ import type { z } from 'zod';
 import type { AuditReader } from '../audit/contract';
 import { MnemographError } from '../errors';
 import type { AgentMemory } from '../memory/agent-memory';
+import type { OpsReader } from '../ops/ops-reader';
 import type { Principal } from '../tenancy/contract';
 import type { PgTenantStore } from '../tenancy/pg-tenant-store';
 import type { UserDataStore } from '../tenancy/user-data-store';
 import type { RouteDef } from './contract';
 
-/** What a handler may use. The facade, the whole-user store and the audit log's reader, nothing else. */
+/** What a handler may use. The facade, the whole-user store, the audit log's reader and the operations report, nothing else. */
 export interface RouteContext {
   memory: AgentMemory;
   users: UserDataStore;
   audit: AuditReader;
+  /** The operations report (GET /v1/ops). */
+  ops: Pick<OpsReader, 'report'>;
 }
 
 /**

@@ -141,10 +141,10 @@ export const POOL_ROUTE_DEFS = defineRoutes({
   listPoolEntries: {
     method: 'post',
     path: '/v1/pools/:poolId/entries/list',
-    summary: "A pool's entries, newest first (optionally only those about one user, or of one kind)",
+    summary: "A page of a pool's entries, newest first (optionally only those about one user, or of one kind); pass nextCursor as cursor for the next page",
     tag: 'pools',
     input: ListEntriesSchema,
-    output: z.object({ entries: z.array(PoolEntrySchema) }),
+    output: z.object({ entries: z.array(PoolEntrySchema), nextCursor: z.string().nullable().describe('pass as `cursor` for the next page; null on the last one') }),
     status: 200,
     access: 'owned',
     roles: MEMORY_ROLES,

@@ -14,7 +14,10 @@ export const POOL_HANDLERS = {
   setPoolPublicRead: ({ poolId, publicRead }, { memory }) => memory.pools.setPublicRead(poolId, publicRead),
   poolStats: ({ poolId }, { memory }) => memory.pools.stats(poolId),
   addPoolEntry: (input, { memory }) => memory.pools.addEntry(input),
-  listPoolEntries: async (input, { memory }) => ({ entries: await memory.pools.listEntries(input) }),
+  listPoolEntries: async (input, { memory }) => {
+    const entries = await memory.pools.listEntries(input);
+    return { entries, nextCursor: entries.length === input.limit ? String(Number(input.cursor ?? 0) + input.limit) : null };
+  },
   getPoolEntry: async ({ poolId, entryId }, { memory }) => (await memory.pools.getEntry(poolId, entryId)) ?? notFound('pool entry', entryId),
   updatePoolEntry: (input, { memory }) => memory.pools.updateEntry(input),
   deletePoolEntry: async ({ poolId, entryId }, { memory }) => {

@@ -6,6 +6,7 @@ import { AUDIT_ROUTE_DEFS } from './audit-route-defs';
 import { defineRoutes, MEMORY_ROLES, REVIEW_ROLES } from './contract';
 import { BROWSE_ROUTE_DEFS } from './browse-route-defs';
 import { KNOWLEDGE_ROUTE_DEFS } from './knowledge-route-defs';
+import { OPS_ROUTE_DEFS } from './ops-route-defs';
 import { POOL_ROUTE_DEFS } from './pool-route-defs';
 import { TIER_ROUTE_DEFS } from './tier-route-defs';
 import { ErasureReportSchema, OkSchema, ScoredTurnsSchema, SessionSnapshotSchema, StoreTurnResultSchema, TurnsSchema, UserStatsSchema } from './schemas';
@@ -173,6 +174,19 @@ export const TURN_ROUTE_DEFS = defineRoutes({
     access: 'owned',
     roles: REVIEW_ROLES,
   },
+  exportUser: {
+    method: 'get',
+    path: '/v1/users/:userId/export',
+    summary:
+      "A user's whole memory as JSON lines, streamed: the same lines as `mnemograph export` (a header, Neo4j nodes and relationships, PostgreSQL rows) with the tenant's ids; audited as export_user",
+    tag: 'users',
+    input: z.object({ userId: UserIdSchema }).strict(),
+    output: z.string().describe('one JSON object per line: {kind: header|node|rel|row, ...}'),
+    status: 200,
+    access: 'owned',
+    roles: MEMORY_ROLES,
+    response: { kind: 'stream', contentTypes: ['application/x-ndjson'] },
+  },
   forgetUser: {
     method: 'delete',
     path: '/v1/users/:userId',
@@ -187,4 +201,4 @@ export const TURN_ROUTE_DEFS = defineRoutes({
 });
 
 /** Every route definition, keyed by id, in documentation order. */
-export const ROUTE_DEFS = { ...TURN_ROUTE_DEFS, ...KNOWLEDGE_ROUTE_DEFS, ...POOL_ROUTE_DEFS, ...TIER_ROUTE_DEFS, ...AUDIT_ROUTE_DEFS, ...BROWSE_ROUTE_DEFS };
+export const ROUTE_DEFS = { ...TURN_ROUTE_DEFS, ...KNOWLEDGE_ROUTE_DEFS, ...POOL_ROUTE_DEFS, ...TIER_ROUTE_DEFS, ...AUDIT_ROUTE_DEFS, ...BROWSE_ROUTE_DEFS, ...OPS_ROUTE_DEFS };

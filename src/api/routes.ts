@@ -1,8 +1,13 @@
+import { Readable } from 'node:stream';
+import { primed } from '../audit/export';
+import { TenantNamespace } from '../access';
+import { externalExportLine } from '../browse/memory-browser';
 import { NotFoundError } from '../errors';
 import { AUDIT_HANDLERS } from './audit-routes';
 import { BROWSE_HANDLERS } from './browse-routes';
 import { bindRoutes, type Handlers, type Route } from './handlers';
 import { KNOWLEDGE_HANDLERS } from './knowledge-routes';
+import { OPS_HANDLERS } from './ops-routes';
 import { POOL_HANDLERS } from './pool-routes';
 import { TIER_HANDLERS } from './tier-routes';
 import { ROUTE_DEFS, type TURN_ROUTE_DEFS } from './route-defs';
@@ -53,8 +58,21 @@ const TURN_HANDLERS = {
     return { ok: true as const };
   },
   userStats: ({ userId }, { users }) => users.stats(userId),
+  // Started (first line read) before the answer begins, so a store outage is an error answer, not an empty export.
+  // Ids in the tenant's terms, like every answer (the CLI's export keeps them as stored).
+  exportUser: async ({ userId }, { users, memory, tenantId }) => {
+    const prefix = new TenantNamespace(tenantId).prefix;
+    const lines = await primed(users.export(userId));
+    return {
+      contentType: 'application/x-ndjson; charset=utf-8',
+      body: Readable.from(
+        memory.browse.exportLines(userId, lines, (l) => externalExportLine(l, prefix)),
+        { objectMode: false },
+      ),
+    };
+  },
   forgetUser: ({ userId }, { users, unregister }) => users.erase(userId, { then: unregister }),
 } satisfies Handlers<typeof TURN_ROUTE_DEFS>;
 
 /** Every route with its handler, in documentation order. */
-export const ROUTES: readonly Route[] = bindRoutes(ROUTE_DEFS, { ...TURN_HANDLERS, ...KNOWLEDGE_HANDLERS, ...POOL_HANDLERS, ...TIER_HANDLERS, ...AUDIT_HANDLERS, ...BROWSE_HANDLERS });
+export const ROUTES: readonly Route[] = bindRoutes(ROUTE_DEFS, { ...TURN_HANDLERS, ...KNOWLEDGE_HANDLERS, ...POOL_HANDLERS, ...TIER_HANDLERS, ...AUDIT_HANDLERS, ...BROWSE_HANDLERS, ...OPS_HANDLERS });

@@ -81,7 +81,16 @@ const Loose = <S extends z.ZodRawShape>(id: string, shape: S) => loose(shape).me
 export const FactSchema = Loose('Fact', { id: z.string(), userId: z.string(), channel: z.string(), claim: z.string(), confidence: z.number(), status: z.string(), protected: z.boolean() });
 export const EntitySchema = Loose('Entity', { id: z.string(), userId: z.string(), channel: z.string(), name: z.string(), type: z.string(), aliases: z.array(z.string()) });
 export const RelationshipSchema = Loose('Relationship', { id: z.string(), type: z.string(), sourceId: z.string(), targetId: z.string(), userId: z.string() });
-export const StrategySchema = Loose('Strategy', { id: z.string(), userId: z.string(), description: z.string(), toolSequence: z.array(z.string()) });
+export const StrategySchema = Loose('Strategy', {
+  id: z.string(),
+  userId: z.string(),
+  channel: z.string(),
+  description: z.string(),
+  toolSequence: z.array(z.string()),
+  successCount: z.number().int(),
+  failureCount: z.number().int(),
+  successRate: z.number().describe('Laplace-smoothed: (success + 1) / (success + failure + 2)'),
+});
 export const GoalSchema = Loose('Goal', { id: z.string(), userId: z.string(), description: z.string(), status: z.string(), priority: z.number() });
 export const InvocationSchema = Loose('ToolInvocation', { id: z.string(), userId: z.string(), conversationId: z.string(), toolName: z.string(), success: z.boolean() });
 export const ObservationSchema = Loose('Observation', { id: z.string(), userId: z.string(), category: z.string(), content: z.string() });

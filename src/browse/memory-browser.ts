@@ -3,6 +3,7 @@ import { LOCAL_PRINCIPAL, principalScope, type AccessPrincipal, type AccessScope
 import type { ConversationBrowser, ConversationInfo, Turn, TurnLog } from '../episodic/contract';
 import { NotFoundError, ValidationError } from '../errors';
 import { parseInput } from '../schemas';
+import type { ProceduralStore, Strategy } from '../procedural/contract';
 import type { Entity, Fact, KnowledgeCuration, MergeEntitiesResult } from '../semantic/contract';
 import { sessionScope, type WorkingMemoryStore } from '../working/contract';
 import {
@@ -13,6 +14,7 @@ import {
   FactPageQuerySchema,
   MergeEntitiesSchema,
   RestoreFactSchema,
+  StrategyListQuerySchema,
   TurnPageQuerySchema,
   type ConversationListQuery,
   type DeleteConversationInput,
@@ -22,6 +24,7 @@ import {
   type FactPageQuery,
   type MergeEntitiesInput,
   type RestoreFactInput,
+  type StrategyListQuery,
   type TurnPageQuery,
 } from './schema';
 
@@ -30,6 +33,7 @@ export interface MemoryBrowserDeps {
   turnLog: TurnLog;
   working: WorkingMemoryStore;
   knowledge: KnowledgeCuration;
+  strategies: Pick<ProceduralStore, 'listStrategies'>;
   audit: AuditLogger;
 }
 
@@ -94,6 +98,36 @@ export class MemoryBrowser {
     return { facts, nextCursor: facts.length === q.limit ? String(offset + q.limit) : null };
   }
 
+  /** A page of the user's strategies (procedural memory), filtered by channel, text, tool and success rate. */
+  async listStrategies(query: StrategyListQuery): Promise<{ strategies: Strategy[]; nextCursor: string | null }> {
+    const { userId, cursor, ...q } = parseInput(StrategyListQuerySchema, query, 'strategy listing');
+    const offset = offsetOf(cursor);
+    const strategies = await this.d.strategies.listStrategies(this.scope(userId), { ...q, offset });
+    return { strategies, nextCursor: strategies.length === q.limit ? String(offset + q.limit) : null };
+  }
+
+  /**
+   * A user's export (the whole-user store's lines, as `mnemograph export` writes them) as JSON
+   * lines, audited as `export_user` once the last line went out: recorded like a write, whatever
+   * AUDIT_LEVEL says, since it hands out the user's personal data. An export that stops midway
+   * (the client went away, a store failed) is not recorded as complete: its row says
+   * `completed: false` with the lines sent.
+   */
+  async *exportLines(userId: string, lines: AsyncIterable<unknown>, map: (line: unknown) => unknown = (l) => l): AsyncGenerator<string> {
+    const t0 = performance.now();
+    let sent = 0;
+    let completed = false;
+    try {
+      for await (const line of lines) {
+        yield `${JSON.stringify(map(line))}\n`;
+        sent++;
+      }
+      completed = true;
+    } finally {
+      this.d.audit.logWrite({ operation: 'export_user', memoryType: 'system', userId, channel: '', affectedIds: [], latencyMs: performance.now() - t0, metadata: { lines: sent, completed } });
+    }
+  }
+
   /** Makes a retracted fact active again; audited as `restore_fact`. */
   async restoreFact(input: RestoreFactInput): Promise<Fact> {
     const q = parseInput(RestoreFactSchema, input, 'fact restore');
@@ -134,7 +168,8 @@ export class MemoryBrowser {
     if (q.dryRun) return report(true, found.turns);
     const t0 = performance.now();
     const turns = await this.d.conversations.deleteTurn(scope, q.conversationId, q.index);
-    await this.d.turnLog.deleteTurns(q.userId, q.conversationId, q.index);
+    // The session's recent turns in Redis too, so the turn does not come back from working memory.
+    await Promise.all([this.d.turnLog.deleteTurns(q.userId, q.conversationId, q.index), this.d.working.removeTurns(sessionScope(this.scope(q.userId, found.channel), q.conversationId), [q.index])]);
     this.write('delete_turn', 'episodic', q.userId, found.channel, [`${q.conversationId}:${q.index}`], t0, q.conversationId, { derivedFacts });
     return report(false, turns);
   }
@@ -184,6 +219,22 @@ export class MemoryBrowser {
 function factsNote(n: number, what: string): string {
   return n === 0 ? '' : `; ${n} fact${n === 1 ? '' : 's'} learned from ${what} stay${n === 1 ? 's' : ''}, without the link to ${what}`;
 }
+
+/**
+ * An export line with the tenant's ids: every id-named field (`id`, `*_id`, `*Id`, `*_ids`, `*Ids`,
+ * and a node reference's `value`) loses the tenant's prefix, as every answer of the API does. Content
+ * and other text are left as stored.
+ */
+export function externalExportLine(line: unknown, prefix: string): unknown {
+  const strip = (v: unknown): unknown => (typeof v === 'string' && v.startsWith(prefix) ? v.slice(prefix.length) : Array.isArray(v) ? v.map(strip) : v);
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(walk);
+    if (v === null || typeof v !== 'object') return v;
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, ID_KEY.test(k) ? strip(x) : walk(x)]));
+  };
+  return walk(line);
+}
+const ID_KEY = /^(id|ids|value|userId)$|_ids?$|Ids?$/;
 
 /** A listing's offset cursor: a non-negative integer as text. */
 function offsetOf(cursor: string | undefined): number {

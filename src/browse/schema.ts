@@ -69,6 +69,21 @@ export const FactPageQuerySchema = z
   .strict();
 export type FactPageQuery = z.input<typeof FactPageQuerySchema>;
 
+export const STRATEGY_SORTS = ['recent', 'success', 'uses'] as const;
+export const StrategyListQuerySchema = z
+  .object({
+    userId: UserIdSchema,
+    channel: OnlyChannelSchema,
+    q: z.string().trim().min(1).max(200).optional().describe('a part of the description or context pattern (case-insensitive)'),
+    tool: z.string().min(1).max(100).optional().describe('only strategies whose tool sequence uses this tool'),
+    minSuccessRate: z.coerce.number().min(0).max(1).default(0).describe('leave out strategies whose smoothed success rate is below this'),
+    sort: z.enum(STRATEGY_SORTS).default('recent').describe('recent: last used (or learned) first; success: best success rate first; uses: most used first'),
+    cursor: CursorSchema,
+    limit: PageLimitSchema(500, 100),
+  })
+  .strict();
+export type StrategyListQuery = z.input<typeof StrategyListQuerySchema>;
+
 export const RestoreFactSchema = z.object({ userId: UserIdSchema, factId: IdSchema, reason: z.string().max(1_000).optional() }).strict();
 export type RestoreFactInput = z.input<typeof RestoreFactSchema>;
 

@@ -60,6 +60,16 @@ export class MnemographClient {
   getRecentTurns = async (query: In<'getRecentTurns'>): Promise<Out<'getRecentTurns'>['turns']> => (await this.call(routes.getRecentTurns, query)).turns;
   vectorSearch = async (query: In<'vectorSearch'>): Promise<Out<'vectorSearch'>['results']> => (await this.call(routes.vectorSearch, query)).results;
   userStats = (userId: string): Promise<Out<'userStats'>> => this.call(routes.userStats, { userId });
+  /** A user's whole memory as a stream of JSON lines (`mnemograph export`'s format; read it as it arrives). */
+  exportUser = async (userId: string): Promise<ReadableStream<Uint8Array>> => {
+    const res = await this.stream(routes.exportUser, { userId });
+    if (!res.body) throw new ConnectionError(0, 'EMPTY_BODY', 'the export answered without a body');
+    return res.body;
+  };
+  /** The whole export as one string (small users; use exportUser for large ones). */
+  exportUserText = async (userId: string): Promise<string> => (await this.stream(routes.exportUser, { userId })).text();
+  /** A page of a user's strategies; pass `nextCursor` as `cursor` for the next. */
+  listStrategies = (query: In<'listStrategies'>): Promise<Out<'listStrategies'>> => this.call(routes.listStrategies, query);
   forgetUser = (userId: string): Promise<Out<'forgetUser'>> => this.call(routes.forgetUser, { userId });
 
   // Recall, knowledge, procedural, goals, observations: same names and arguments as AgentMemory.
@@ -138,6 +148,9 @@ export class MnemographClient {
   };
   /** The whole export as one string (small exports; use exportAudit for large ones). */
   exportAuditText = async (query: In<'exportAudit'> = {}): Promise<string> => (await this.stream(routes.exportAudit, query)).text();
+
+  /** The operations report of the caller's tenant (admin keys): job runs, backlogs, LLM calls and cost, store health. */
+  getOperations = (query: In<'getOperations'> = {}): Promise<Out<'getOperations'>> => this.call(routes.getOperations, query);
 
   /** Working memory of one session, as `AgentMemory.session(scope)`. */
   session(scope: SessionScope) {

@@ -144,7 +144,8 @@ export interface EpisodicStore {
   pendingEmbeddings(limit: number): Promise<Array<{ id: string; content: string }>>; // content: the text to embed (speaker-prefixed)
   /** Stores embeddings; a turn whose id is gone is skipped. */
   setEmbeddings(rows: Array<{ id: string; embedding: number[] }>): Promise<number>;
-  countPendingEmbeddings(): Promise<number>;
+  /** Turns waiting for an embedding: every user's, or only those whose user id starts with `userPrefix` (a tenant's). */
+  countPendingEmbeddings(userPrefix?: string): Promise<number>;
 
   // Recall support (called by src/retrieval).
 
@@ -222,7 +223,7 @@ export interface ConversationUpkeep {
   /** Archives up to `limit` conversations (and their turns) idle for `days` at `now`; returns how many. */
   archiveIdle(p: { now: string; days: number; limit: number; userIds: readonly string[] | null }): Promise<number>;
   /** How many conversations wait for consolidation and the last activity of the oldest (ISO), for metrics. */
-  consolidationBacklog(): Promise<{ oldest: string | null; conversations: number }>;
+  consolidationBacklog(userPrefix?: string): Promise<{ oldest: string | null; conversations: number }>;
 }
 
 // ------------------------------------------------------------------ browsing (the studio)

@@ -61,7 +61,9 @@ CALL (c) { MATCH (c)-[:HAS_TURN]->(t:Turn) SET t.archived = true }
 RETURN count(c) AS n`;
 
 // -> {oldest, n}: last activity of the oldest conversation with turns not yet consolidated, and how many (scan)
-const CONSOLIDATION_BACKLOG = `MATCH (c:Conversation) WHERE c.consolidated IS NULL OR coalesce(c.consolidated_through, -1) < c.turn_count - 1
+// $prefix (a tenant's user-id prefix, or null for every user) -> {oldest, n}
+const CONSOLIDATION_BACKLOG = `MATCH (c:Conversation) WHERE (c.consolidated IS NULL OR coalesce(c.consolidated_through, -1) < c.turn_count - 1)
+  AND ($prefix IS NULL OR c.user_id STARTS WITH $prefix)
   RETURN toString(min(c.last_turn_at)) AS oldest, count(c) AS n`;
 
 /** ConversationUpkeep over Neo4j: the worker's reads and checkpoints on Conversation and Turn nodes. */
@@ -100,8 +102,8 @@ export class Neo4jConversationUpkeep implements ConversationUpkeep {
     return (await this.db.write<{ n: number }>(ARCHIVE_CONVERSATIONS, { ...p }, TAG('archive')))[0]?.n ?? 0;
   }
 
-  async consolidationBacklog(): Promise<{ oldest: string | null; conversations: number }> {
-    const r = (await this.db.read<{ oldest: string | null; n: number }>(CONSOLIDATION_BACKLOG, {}, TAG('consolidation-backlog')))[0];
+  async consolidationBacklog(userPrefix?: string): Promise<{ oldest: string | null; conversations: number }> {
+    const r = (await this.db.read<{ oldest: string | null; n: number }>(CONSOLIDATION_BACKLOG, { prefix: userPrefix ?? null }, TAG('consolidation-backlog')))[0];
     return { oldest: r?.oldest ?? null, conversations: r?.n ?? 0 };
   }
 }

@@ -198,7 +198,8 @@ const COUNT_USER_TURNS = `MATCH (t:Turn) WHERE t.user_id = $userId AND t.timesta
 // $limit -> {id, content}
 const PENDING = `MATCH (t:Turn) WHERE t.embedding_pending = true RETURN t.id AS id, ${turnEmbeddingText('t')} AS content LIMIT toInteger($limit)`;
 // -> {n}
-const COUNT_PENDING = `MATCH (t:Turn) WHERE t.embedding_pending = true RETURN count(t) AS n`;
+// $prefix (a tenant's user-id prefix, or null for every user) -> {n}
+const COUNT_PENDING = `MATCH (t:Turn) WHERE t.embedding_pending = true AND ($prefix IS NULL OR t.user_id STARTS WITH $prefix) RETURN count(t) AS n`;
 // $rows: [{id, embedding}] -> {n}
 const SET_EMBEDDINGS = `
 UNWIND $rows AS row
@@ -412,8 +413,8 @@ export class Neo4jEpisodicStore implements EpisodicStore {
     return this.db.read<{ id: string; content: string }>(PENDING, { limit }, TAG('pendingEmbeddings'));
   }
 
-  async countPendingEmbeddings(): Promise<number> {
-    return (await this.db.read<{ n: number }>(COUNT_PENDING, {}, TAG('countPendingEmbeddings')))[0]?.n ?? 0;
+  async countPendingEmbeddings(userPrefix?: string): Promise<number> {
+    return (await this.db.read<{ n: number }>(COUNT_PENDING, { prefix: userPrefix ?? null }, TAG('countPendingEmbeddings')))[0]?.n ?? 0;
   }
 
   async setEmbeddings(rows: Array<{ id: string; embedding: number[] }>): Promise<number> {

@@ -383,7 +383,7 @@ export class AgentMemory {
   get browse(): MemoryBrowser {
     const { conversations, curation, turnLog, working, audit } = this.d;
     if (!conversations || !curation) throw new ValidationError('browsing is not configured in this AgentMemory');
-    return (this.browser ??= new MemoryBrowser({ conversations, knowledge: curation, turnLog, working, audit }, this.principal));
+    return (this.browser ??= new MemoryBrowser({ conversations, knowledge: curation, strategies: this.d.procedural, turnLog, working, audit }, this.principal));
   }
   private browser?: MemoryBrowser;
   /** Tool invocations and strategies. */

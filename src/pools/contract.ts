@@ -203,7 +203,7 @@ export interface PoolStore {
   /** The entry, or null (also when the pool is unreadable). Counts an access. */
   getEntry(actor: PoolActor, poolId: string, entryId: string): Promise<PoolEntry | null>;
   /** Entries newest first (active only unless `includeArchived`); `userId` keeps entries about no user or that user. */
-  listEntries(actor: PoolActor, poolId: string, q: { userId?: string; kind?: EntryKind; includeArchived: boolean; limit: number }): Promise<PoolEntry[]>;
+  listEntries(actor: PoolActor, poolId: string, q: { userId?: string; kind?: EntryKind; includeArchived: boolean; limit: number; offset?: number }): Promise<PoolEntry[]>;
   /** Writes `change` as the entry's next version, linked to the previous one (write right). NotFoundError for a missing entry. */
   updateEntry(actor: PoolActor, poolId: string, entryId: string, change: EntryChange): Promise<PoolEntry>;
   /** Deletes the entry and its versions (write right); false when there was none. */

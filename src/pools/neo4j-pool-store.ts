@@ -114,7 +114,7 @@ const TOUCH_ENTRY = `MATCH (e:PoolEntry {id: $entryId}) WHERE e.pool_id = $poolI
 // $poolId, $userId, $anyUser, $kind, $statuses, $limit -> {entry}
 const LIST_ENTRIES = `
 MATCH (e:PoolEntry) WHERE e.pool_id = $poolId AND e.status IN $statuses AND ${LIVE('e')} AND ${FOR_USER} AND ($kind IS NULL OR e.kind = $kind)
-RETURN ${ENTRY} AS entry ORDER BY e.updated_at DESC, e.id LIMIT toInteger($limit)`;
+RETURN ${ENTRY} AS entry ORDER BY e.updated_at DESC, e.id SKIP toInteger($offset) LIMIT toInteger($limit)`;
 // $poolId, $entryId, $c (EntryChange fields, nulls kept), $agentId, $keyId -> {entry}: the next version, linked to the previous one
 const UPDATE_ENTRY = `
 MATCH (e:PoolEntry {id: $entryId}) WHERE e.pool_id = $poolId
@@ -468,7 +468,7 @@ export class Neo4jPoolStore implements PoolStore, PoolUpkeep {
       });
   }
 
-  listEntries(actor: PoolActor, poolId: string, q: { userId?: string; kind?: EntryKind; includeArchived: boolean; limit: number }): Promise<PoolEntry[]> {
+  listEntries(actor: PoolActor, poolId: string, q: { userId?: string; kind?: EntryKind; includeArchived: boolean; limit: number; offset?: number }): Promise<PoolEntry[]> {
     return this.readTx(actor, poolId, 'read', 'listEntries', async (tx) => {
       const found = await rows<{ entry: EntryRow }>(tx, LIST_ENTRIES, {
         poolId,
@@ -477,6 +477,7 @@ export class Neo4jPoolStore implements PoolStore, PoolUpkeep {
         kind: q.kind ?? null,
         statuses: q.includeArchived ? ['active', 'archived'] : ['active'],
         limit: q.limit,
+        offset: q.offset ?? 0,
       });
       const now = Date.now();
       return found.map((r) => toEntry(r.entry, now));

@@ -196,10 +196,11 @@ export class PoolMemory {
     return entry;
   }
 
-  async listEntries(input: { poolId: string; userId?: string; kind?: PoolEntry['kind']; includeArchived?: boolean; limit?: number }): Promise<PoolEntry[]> {
-    const { poolId, ...q } = parseInput(ListEntriesSchema, input, 'pool entry list');
+  /** A page of the pool's entries, newest first; `cursor` is the offset the previous page's `nextCursor` gave. */
+  async listEntries(input: { poolId: string; userId?: string; kind?: PoolEntry['kind']; includeArchived?: boolean; limit?: number; cursor?: string }): Promise<PoolEntry[]> {
+    const { poolId, cursor, ...q } = parseInput(ListEntriesSchema, input, 'pool entry list');
     const t0 = performance.now();
-    const entries = await this.d.store.listEntries(this.principal, poolId, q);
+    const entries = await this.d.store.listEntries(this.principal, poolId, { ...q, offset: cursor === undefined ? 0 : Number(cursor) });
     this.read('list_pool_entries', poolId, poolId, entries.length, t0, q.userId);
     return entries;
   }

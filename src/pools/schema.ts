@@ -125,6 +125,11 @@ export const ListEntriesSchema = z
     kind: z.enum(ENTRY_KINDS).optional(),
     includeArchived: z.boolean().default(false),
     limit: z.number().int().min(1).max(1_000).default(100),
+    /** The `nextCursor` of the previous page (an offset in the newest-first order). */
+    cursor: z
+      .string()
+      .regex(/^\d{1,9}$/, 'pass the nextCursor of the previous page unchanged')
+      .optional(),
   })
   .strict();
 

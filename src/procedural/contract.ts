@@ -49,6 +49,19 @@ export interface Strategy {
   lastUsed: string | null;
 }
 
+/** A page of a user's strategies, as the browse listing asks for it. */
+export interface StrategyListPage {
+  channel?: string;
+  /** Part of the description or context pattern (case-insensitive). */
+  q?: string;
+  /** Only strategies whose tool sequence uses this tool. */
+  tool?: string;
+  minSuccessRate: number;
+  sort: 'recent' | 'success' | 'uses';
+  offset: number;
+  limit: number;
+}
+
 export interface LearnStrategyResult {
   strategy: Strategy;
   /** False when an existing strategy (same id) was reinforced instead. */
@@ -126,6 +139,8 @@ export interface ProceduralStore {
   fullTextSearchStrategies(scope: AccessScope, text: string, limit: number): Promise<Array<{ strategy: Strategy; score: number }>>;
   /** success or failure count + 1, last_used = now. NotFoundError if not the caller's. */
   reinforceStrategy(scope: AccessScope, id: string, success: boolean): Promise<Strategy>;
+  /** A page of the user's strategies (any channel unless `q.channel`), filtered and sorted; ties broken by id, so pages are stable. */
+  listStrategies(scope: AccessScope, q: StrategyListPage): Promise<Strategy[]>;
   /** Per-tool statistics over the caller's invocations in `scope.channels`, most used first. */
   getToolStats(scope: AccessScope, q: { taskType?: string; toolName?: string; since?: string }): Promise<ToolStats[]>;
   /** The caller's invocations of a conversation, oldest first. */

@@ -6,7 +6,7 @@ import { indexOrFallback, type CypherRunner } from '../infra/neo4j';
 import type { TurnFilters } from '../episodic/contract';
 import { TURN_MATCHES_FILTERS, turnFilterParams } from '../episodic/neo4j-episodic-store';
 import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
-import type { Json, LearnStrategyResult, NewInvocation, NewStrategy, ProceduralStore, RecordInvocationResult, Strategy, ToolInvocation, ToolStats } from './contract';
+import type { Json, LearnStrategyResult, NewInvocation, NewStrategy, ProceduralStore, RecordInvocationResult, Strategy, StrategyListPage, ToolInvocation, ToolStats } from './contract';
 
 const TAG = (op: string) => ({ subsystem: 'procedural', op });
 const MIN_TIME = '0001-01-01T00:00:00Z';
@@ -99,6 +99,20 @@ RETURN ${STRATEGY} AS strategy, created`;
 
 // $userId, $id -> {strategy}
 const GET_STRATEGY = `MATCH (s:Strategy {id: $id}) WHERE s.user_id = $userId RETURN ${STRATEGY} AS strategy`;
+
+// $userId, $channel, $q, $tool, $minSuccessRate, $offset, $limit -> {strategy}; ORDER BY from STRATEGY_ORDER.
+// The success rate is Laplace-smoothed as successRate() computes it.
+const LIST_STRATEGIES = (order: string) => `
+MATCH (s:Strategy) WHERE s.user_id = $userId AND ($channel IS NULL OR s.channel = $channel)
+  AND ($q IS NULL OR toLower(s.description) CONTAINS $q OR toLower(coalesce(s.context_pattern, '')) CONTAINS $q)
+  AND ($tool IS NULL OR $tool IN coalesce(s.tool_sequence, []))
+  AND (s.success_count + 1.0) / (s.success_count + s.failure_count + 2.0) >= $minSuccessRate
+RETURN ${STRATEGY} AS strategy ORDER BY ${order} SKIP toInteger($offset) LIMIT toInteger($limit)`;
+const STRATEGY_ORDER: Record<StrategyListPage['sort'], string> = {
+  recent: 'coalesce(s.last_used, s.created_at) DESC, s.id',
+  success: '(s.success_count + 1.0) / (s.success_count + s.failure_count + 2.0) DESC, s.id',
+  uses: 's.success_count + s.failure_count DESC, s.id',
+};
 
 // $userId, $id, $success -> {strategy}
 const REINFORCE = `
@@ -218,6 +232,15 @@ export class Neo4jProceduralStore implements ProceduralStore {
   async getStrategy(scope: AccessScope, id: string): Promise<Strategy | null> {
     const [row] = await this.db.read<{ strategy: StrategyRow }>(GET_STRATEGY, { userId: scope.userId, id }, TAG('getStrategy'));
     return row ? toStrategy(row.strategy) : null;
+  }
+
+  async listStrategies(scope: AccessScope, q: StrategyListPage): Promise<Strategy[]> {
+    const found = await this.db.read<{ strategy: StrategyRow }>(
+      LIST_STRATEGIES(STRATEGY_ORDER[q.sort]),
+      { userId: scope.userId, channel: q.channel ?? null, q: q.q?.toLowerCase() ?? null, tool: q.tool ?? null, minSuccessRate: q.minSuccessRate, offset: q.offset, limit: q.limit },
+      TAG('listStrategies'),
+    );
+    return found.map((r) => toStrategy(r.strategy));
   }
 
   async reinforceStrategy(scope: AccessScope, id: string, success: boolean): Promise<Strategy> {

@@ -93,6 +93,20 @@ export interface JobRunLog {
   itemTotals(): Promise<Array<{ job: string; stat: string; total: number }>>;
   /** Per job that has finished a run: when it last succeeded (null: never) and how its last run ended. */
   lastRuns(): Promise<JobLastRun[]>;
+  /** Per job that started a run since `since`: its last run, how many runs and failures since, its last success (the studio's Operations page). */
+  recentRuns(since: Date): Promise<JobRecentRuns[]>;
+}
+
+/** A job's recent runs, without stats or error text (jobs work across tenants; those stay in the operator's logs). */
+export interface JobRecentRuns {
+  job: string;
+  lastStatus: 'succeeded' | 'failed' | 'skipped' | 'running';
+  lastStartedAt: string;
+  lastFinishedAt: string | null;
+  lastDurationMs: number | null;
+  runs: number;
+  failures: number;
+  lastSuccessAt: string | null;
 }
 
 /** How a job's runs ended lately (`mnemograph doctor`, metrics). */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../infra/postgres';
-import type { ConsolidationLedger, JobLastRun, JobRunLog, JobStats } from './contract';
+import type { ConsolidationLedger, JobLastRun, JobRecentRuns, JobRunLog, JobStats } from './contract';
 import { PgUserRows } from '../tenancy/pg-user-rows';
 import type { UserDataPart } from '../tenancy/user-data';
 
@@ -26,6 +26,15 @@ const JOB_LAST_RUNS = `SELECT DISTINCT ON (job) job,
     date_part('epoch', finished_at) AS last_finished, status AS last_status, error AS last_error
   FROM worker_job_runs WHERE finished_at IS NOT NULL
   ORDER BY job, finished_at DESC`;
+
+// $1 since (timestamptz) -> per job that ran since then: its last run (status, start, finish), runs and failures since,
+// and when it last succeeded (ever). No stats and no error text: jobs work across tenants.
+const JOB_RECENT_RUNS = `SELECT job, status AS last_status, date_part('epoch', started_at) AS last_started, date_part('epoch', finished_at) AS last_finished,
+    runs, failures, (SELECT date_part('epoch', max(finished_at)) FROM worker_job_runs s WHERE s.job = last.job AND s.status = 'succeeded') AS last_success
+  FROM (SELECT DISTINCT ON (job) job, status, started_at, finished_at,
+      count(*) OVER (PARTITION BY job) AS runs, count(*) FILTER (WHERE status = 'failed') OVER (PARTITION BY job) AS failures
+    FROM worker_job_runs WHERE started_at >= $1 ORDER BY job, started_at DESC) last
+  ORDER BY job`;
 
 /**
  * The worker's own tables: `consolidation_ledger` (which knowledge items a consolidation
@@ -59,6 +68,21 @@ export class PgJobStore implements ConsolidationLedger, JobRunLog {
 
   async itemTotals(): Promise<Array<{ job: string; stat: string; total: number }>> {
     return (await this.pg.query<{ job: string; stat: string; total: string }>(JOB_ITEM_TOTALS)).rows.map((r) => ({ job: r.job, stat: r.stat, total: Number(r.total) }));
+  }
+
+  async recentRuns(since: Date): Promise<JobRecentRuns[]> {
+    type Row = { job: string; last_status: JobRecentRuns['lastStatus']; last_started: string; last_finished: string | null; runs: string; failures: string; last_success: string | null };
+    const at = (s: string | null) => (s === null ? null : new Date(Number(s) * 1000).toISOString());
+    return (await this.pg.query<Row>(JOB_RECENT_RUNS, [since])).rows.map((r) => ({
+      job: r.job,
+      lastStatus: r.last_status,
+      lastStartedAt: at(r.last_started)!,
+      lastFinishedAt: at(r.last_finished),
+      lastDurationMs: r.last_finished === null ? null : Math.round((Number(r.last_finished) - Number(r.last_started)) * 1000),
+      runs: Number(r.runs),
+      failures: Number(r.failures),
+      lastSuccessAt: at(r.last_success),
+    }));
   }
 
   async lastRuns(): Promise<JobLastRun[]> {

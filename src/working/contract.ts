@@ -36,6 +36,12 @@ export interface WorkingMemoryStore {
   addTurns(scope: SessionScope, turns: WorkingTurn[]): Promise<void>;
   /** Newest first, at most `limit`. */
   getRecentTurns(scope: SessionScope, limit: number): Promise<WorkingTurn[]>;
+  /**
+   * Removes the session's recent turns with these indexes (a turn deleted from the episodic
+   * store must not come back from working memory); resolves with how many went. The other
+   * turns keep their order and the list its TTL. Unknown indexes are ignored.
+   */
+  removeTurns(scope: SessionScope, indexes: readonly number[]): Promise<number>;
   /** Sets a context value with its own TTL (seconds; default the store's TTL). */
   set(scope: SessionScope, key: string, value: unknown, ttlSeconds?: number): Promise<void>;
   get(scope: SessionScope, key: string): Promise<unknown>;

@@ -44,6 +44,11 @@ export class FailoverWorkingStore implements WorkingMemoryStore {
   getRecentTurns(scope: SessionScope, limit: number) {
     return this.route('getRecentTurns', (s) => s.getRecentTurns(scope, limit));
   }
+  /** From both stores: a turn the fallback kept while Redis was down must go too. */
+  async removeTurns(scope: SessionScope, indexes: readonly number[]): Promise<number> {
+    const [fallback, primary] = await Promise.all([this.fallback.removeTurns(scope, indexes), this.route('removeTurns', (s) => s.removeTurns(scope, indexes))]);
+    return Math.max(fallback, primary);
+  }
   set(scope: SessionScope, key: string, value: unknown, ttlSeconds?: number) {
     return this.route('set', (s) => s.set(scope, key, value, ttlSeconds));
   }

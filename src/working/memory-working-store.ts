@@ -47,6 +47,16 @@ export class MemoryWorkingStore implements WorkingMemoryStore {
     return (this.read<WorkingTurn[]>(`${sessionKey(scope)}:turns`) ?? []).slice(0, limit);
   }
 
+  async removeTurns(scope: SessionScope, indexes: readonly number[]): Promise<number> {
+    const key = `${sessionKey(scope)}:turns`;
+    const e = this.entries.get(key);
+    const list = this.read<WorkingTurn[]>(key);
+    if (!e || !list) return 0;
+    const kept = list.filter((t) => !indexes.includes(t.index));
+    e.value = kept; // the list keeps its expiry
+    return list.length - kept.length;
+  }
+
   async set(scope: SessionScope, key: string, value: unknown, ttlSeconds?: number): Promise<void> {
     this.write(`${sessionKey(scope)}:ctx:${key}`, value, ttlSeconds);
   }

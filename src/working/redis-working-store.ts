@@ -37,6 +37,21 @@ export class RedisWorkingStore implements WorkingMemoryStore {
     return rows.map((r) => JSON.parse(r) as WorkingTurn);
   }
 
+  async removeTurns(scope: SessionScope, indexes: readonly number[]): Promise<number> {
+    if (indexes.length === 0) return 0;
+    const key = `${sessionKey(scope)}:turns`;
+    const wanted = new Set(indexes);
+    // The list is capped (maxTurns), so reading it whole is bounded. LREM by the exact stored
+    // value removes that turn wherever a concurrent LPUSH has moved it meanwhile.
+    const raw = (await this.redis.lrange(key, 0, -1)).filter((r) => wanted.has((JSON.parse(r) as WorkingTurn).index));
+    if (raw.length === 0) return 0;
+    const m = this.redis.multi();
+    for (const r of raw) m.lrem(key, 0, r);
+    const results = await m.exec();
+    check(results);
+    return (results ?? []).reduce((n, [, removed]) => n + Number(removed), 0);
+  }
+
   async set(scope: SessionScope, key: string, value: unknown, ttlSeconds = this.ttlSeconds): Promise<void> {
     const base = sessionKey(scope);
     await this.redis

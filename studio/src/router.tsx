@@ -4,6 +4,8 @@ import { lazy, Suspense, type ReactNode } from 'react';
 import { errorText, seesAudit, seesMemory, signOut, useSignedInKey, useWhoAmI } from './api';
 import { AuditPage } from './pages/audit';
 import { ConversationPage } from './pages/conversation';
+import { OpsPage } from './pages/ops';
+import { PoolPage, PoolsPage } from './pages/pools';
 import { SearchPage } from './pages/search';
 import { SignInPage } from './pages/sign-in';
 import { UserPage } from './pages/user';
@@ -35,6 +37,16 @@ function Layout() {
           <Link to="/users" activeProps={{ className: 'active' }}>
             Users
           </Link>
+          {seesMemory(me.role) && (
+            <Link to="/pools" activeProps={{ className: 'active' }}>
+              Pools
+            </Link>
+          )}
+          {me.role === 'admin' && (
+            <Link to="/ops" activeProps={{ className: 'active' }}>
+              Operations
+            </Link>
+          )}
           {seesAudit(me.role) && (
             <Link to="/audit" activeProps={{ className: 'active' }}>
               Audit
@@ -125,10 +137,29 @@ const entityRoute = createRoute({
     </MemoryOnly>
   ),
 });
+const poolsRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/pools',
+  component: () => (
+    <MemoryOnly>
+      <PoolsPage />
+    </MemoryOnly>
+  ),
+});
+const poolRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/pools/$poolId',
+  component: () => (
+    <MemoryOnly>
+      <PoolPage />
+    </MemoryOnly>
+  ),
+});
+const opsRoute = createRoute({ getParentRoute: () => rootRoute, path: '/ops', component: OpsPage });
 const auditRoute = createRoute({ getParentRoute: () => rootRoute, path: '/audit', component: AuditPage });
 
 export const router = createRouter({
-  routeTree: rootRoute.addChildren([indexRoute, usersRoute, userRoute, conversationRoute, searchRoute, entityRoute, auditRoute]),
+  routeTree: rootRoute.addChildren([indexRoute, usersRoute, userRoute, conversationRoute, searchRoute, entityRoute, poolsRoute, poolRoute, opsRoute, auditRoute]),
   basepath: '/studio',
   defaultPreload: false,
 });

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { defaultLocomoPath, loadLocomo } from '../../bench/recall-datasets';
@@ -237,6 +237,79 @@ describeIf('studio in headless Chromium', () => {
       'retract_fact',
     ]);
     expect(rows.rows.map((r) => r.operation)).toEqual(['retract_fact', 'correct_fact', 'retract_fact']); // the seed retracted one fact first
+  });
+
+  it('shows the pools the key may read: grants, entries, version history; grants, revokes and restores a version, audited with the key', async () => {
+    // A second version, so there is an earlier one to restore.
+    expect((await h.call(A.key, 'PUT', u.e, { content: 'The deposit for the Lisbon flat is three months of rent.' })).status).toBe(200);
+    const page = await signedIn(A.key);
+    await page.getByRole('link', { name: 'Pools' }).click();
+    await page.getByTestId('pools').getByRole('link', { name: 'housing desk' }).click();
+    const grants = page.getByTestId('grants');
+    await expectText(grants, /reader read/);
+    await page.getByLabel('grant agent').fill('planner');
+    await page.getByLabel('grant level').selectOption('write');
+    await page.getByRole('button', { name: 'Grant' }).click();
+    await expectText(grants, /planner write/);
+    await page.getByRole('button', { name: 'revoke reader' }).click();
+    await eventually(async () => !((await grants.textContent()) ?? '').includes('reader'), 'reader revoked');
+    const entry = page.getByTestId('pool-entry').first();
+    await expectText(entry, /three months of rent.*v2/);
+    await entry.getByRole('button', { name: 'history' }).click();
+    await expectText(page.getByTestId('versions'), /v1 create.*v2 update/);
+    await page.getByRole('button', { name: 'restore v1' }).click();
+    await expectText(page.getByTestId('pool-entry').first(), /two months of rent.*v3/);
+    await shot(page, 'pools');
+    await page.close();
+    await h.m.audit.flush();
+    const rows = await h.m.pg.primary.query(
+      "SELECT operation, metadata FROM memory_audit_log WHERE tenant_id = $1 AND operation IN ('grant_pool_access', 'revoke_pool_access', 'restore_pool_entry') AND metadata->>'poolId' = $2 ORDER BY timestamp",
+      [A.tenantId, `${A.tenantId}.${u.poolId}`],
+    );
+    expect(rows.rows.map((r) => [r.operation, r.metadata.actor.keyId])).toEqual([
+      ['grant_pool_access', A.keyId],
+      ['revoke_pool_access', A.keyId],
+      ['restore_pool_entry', A.keyId],
+    ]);
+  });
+
+  it('shows the operations page to an admin key: store health, backlogs, LLM calls, job runs; not to a reviewer', async () => {
+    // One real job run, so the jobs table has a row.
+    const worker = h.m.createWorker();
+    try {
+      expect((await worker.runJob('short_term')).status).toBe('succeeded');
+    } finally {
+      await worker.stop();
+    }
+    const page = await signedIn(A.key);
+    await page.getByRole('link', { name: 'Operations' }).click();
+    await expectText(page.getByTestId('ops-stores'), /neo4j: up.*postgres: up.*redis: up/);
+    await expectText(page.getByTestId('ops-backlogs'), /embedding backlog: [\d,]+ turns.*consolidation: [\d,]+ conversations waiting/);
+    await expectText(page.getByTestId('ops-llm'), /calls \(\d+ failed\)/);
+    await expectText(page.getByTestId('ops-jobs'), /short_term.*succeeded/);
+    await shot(page, 'ops');
+    await page.close();
+    const reviewer = await signedIn((await h.srv.api.tenants.createKey(A.tenantId, { name: 'review', role: 'reviewer' })).key);
+    expect(await reviewer.getByRole('link', { name: 'Operations' }).count()).toBe(0);
+    await reviewer.goto(`${h.url}/studio/ops`);
+    await expectText(reviewer.locator('main'), /for admin keys/);
+    await reviewer.close();
+  });
+
+  it('downloads a user’s export from the browse page: the JSON lines of `mnemograph export`', async () => {
+    const page = await signedIn(A.key, `/studio/users/${u.userId}`);
+    await page.getByTestId('tree').waitFor();
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download export' }).click()]);
+    expect(download.suggestedFilename()).toBe(`mnemograph-export-${u.userId}.jsonl`);
+    const lines = readFileSync(await download.path(), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines[0]).toMatchObject({ kind: 'header', format: 'mnemograph-user-export', userId: u.userId });
+    expect(lines.some((l) => l.kind === 'node' && l.labels.includes('Strategy'))).toBe(true);
+    await expectText(page.getByTestId('export-done'), new RegExp(`${lines.length} lines`));
+    await expectText(page.getByTestId('strategies'), /Search listings then compare prices/);
+    await page.close();
   });
 
   it('deletes a conversation after a confirmation that says what goes; recall no longer finds it', async () => {

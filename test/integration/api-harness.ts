@@ -149,6 +149,7 @@ export const happy: Record<string, (u: SeededUser) => Case> = {
   userStats: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/stats`, status: 200 }),
   queryAudit: (u) => ({ method: 'GET', path: `/v1/audit?userId=${u.userId}&limit=10`, status: 200 }),
   exportAudit: (u) => ({ method: 'GET', path: `/v1/audit/export?format=csv&userId=${u.userId}`, status: 200 }),
+  exportUser: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/export`, status: 200 }),
   forgetUser: (u) => ({ method: 'DELETE', path: `/v1/users/${u.userId}`, status: 200 }),
   remember: (u) => ({ method: 'POST', path: '/v1/recall', body: { userId: u.userId, query: 'where does the user live?', topK: 5 }, status: 200 }),
   recallContext: (u) => ({ method: 'POST', path: '/v1/recall/context', body: { userId: u.userId, query: 'where does the user live?', tokenBudget: 200 }, status: 200 }),
@@ -229,6 +230,7 @@ export const happy: Record<string, (u: SeededUser) => Case> = {
   takePoolSnapshot: (u) => ({ method: 'POST', path: `${u.p}/snapshots`, body: { note: 'before the move' }, status: 201 }),
   listPoolSnapshots: (u) => ({ method: 'GET', path: `${u.p}/snapshots`, status: 200 }),
   restorePoolSnapshot: (u) => ({ method: 'POST', path: `${u.p}/snapshots/${u.snapshotId}/restore`, body: {}, status: 200 }),
+  getOperations: () => ({ method: 'GET', path: '/v1/ops?hours=24', status: 200 }),
   whoami: () => ({ method: 'GET', path: '/v1/whoami', status: 200 }),
   listUsers: () => ({ method: 'GET', path: '/v1/users?limit=20', status: 200 }),
   listConversations: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/conversations?limit=10`, status: 200 }),
@@ -237,6 +239,7 @@ export const happy: Record<string, (u: SeededUser) => Case> = {
   deleteTurn: (u) => ({ method: 'DELETE', path: `/v1/users/${u.userId}/conversations/${u.conversationId}/turns/1?dryRun=true`, status: 200 }),
   listEntities: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/entities?sort=mentions&q=lis`, status: 200 }),
   listFacts: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/facts?status=all&limit=5`, status: 200 }),
+  listStrategies: (u) => ({ method: 'GET', path: `/v1/users/${u.userId}/strategies?q=listings&sort=success&limit=10`, status: 200 }),
   restoreFact: (u) => ({ method: 'POST', path: `/v1/users/${u.userId}/facts/${u.retractedFactId}/restore`, body: { reason: 'bought it back' }, status: 200 }),
   mergeEntities: (u) => ({ method: 'POST', path: '/v1/entities/merge', body: { userId: u.userId, keepId: u.entityId, mergeId: u.personId }, status: 200 }),
 };

@@ -1,4 +1,5 @@
-import { uid } from '../support/stack';
+import { externalExportLine } from '../../src/browse/memory-browser';
+import { eventually, uid } from '../support/stack';
 import { openHarness, seedUser, type Harness } from './api-harness';
 
 /**
@@ -95,6 +96,31 @@ describe('browse routes', () => {
     expect(await auditRows(u.userId, 'delete_conversation')).toHaveLength(1);
   });
 
+  it('deleting a turn trims the session’s recent turns in Redis: it no longer comes back from working memory', async () => {
+    const userId = uid('u');
+    const conversationId = uid('c');
+    const turns = ['first: my passport number is 123', 'second', 'third'].map((content) => ({ userId, conversationId, role: 'user', content }));
+    expect((await h.call(A.key, 'POST', '/v1/turns/batch', { turns })).status).toBe(201);
+    const session = `/v1/users/${userId}/sessions/${conversationId}`;
+    expect((await h.call(A.key, 'GET', session)).body.recentTurns.map((t: any) => t.index)).toEqual([2, 1, 0]);
+    const redisKey = `working:${A.tenantId}.${userId}:_global:${A.tenantId}.${conversationId}:turns`;
+    expect(await h.m.redis.llen(redisKey)).toBe(3);
+
+    expect((await h.call(A.key, 'DELETE', `/v1/users/${userId}/conversations/${conversationId}/turns/0?dryRun=true`)).status).toBe(200);
+    expect(await h.m.redis.llen(redisKey)).toBe(3); // a dry run changes nothing
+    expect((await h.call(A.key, 'DELETE', `/v1/users/${userId}/conversations/${conversationId}/turns/0`)).status).toBe(200);
+
+    const after = (await h.call(A.key, 'GET', session)).body.recentTurns;
+    expect(after.map((t: any) => t.index)).toEqual([2, 1]);
+    expect(JSON.stringify(after)).not.toContain('passport');
+    const raw = await h.m.redis.lrange(redisKey, 0, -1);
+    expect(raw.map((r) => JSON.parse(r).index)).toEqual([2, 1]);
+    expect(await h.m.redis.ttl(redisKey)).toBeGreaterThan(0); // the list keeps its expiry
+    // The next turn is added on top of what is left.
+    expect((await h.call(A.key, 'POST', '/v1/turns', { userId, conversationId, role: 'assistant', content: 'fourth' })).status).toBe(201);
+    expect((await h.call(A.key, 'GET', session)).body.recentTurns.map((t: any) => t.index)).toEqual([3, 2, 1]);
+  });
+
   it('lists entities and facts with filters; restores a retracted fact; refuses to restore a superseded one', async () => {
     const u = await seedUser(h, A.key);
     const byName = await h.call(A.key, 'GET', `/v1/users/${u.userId}/entities?q=lisb`);
@@ -122,6 +148,99 @@ describe('browse routes', () => {
       ['The user lives in Lisbon', 'superseded'],
       ['The user lives in Porto', 'active'],
     ]);
+  });
+
+  it('lists a user’s strategies page by page, filtered by channel, text, tool and success rate, sorted', async () => {
+    const userId = uid('u');
+    const learn = async (description: string, toolSequence: string[], channel = '_global', success = true) => {
+      const r = await h.call(A.key, 'POST', '/v1/strategies', { userId, description, toolSequence, channel, success, contextPattern: `task: ${description}` });
+      expect(r.status).toBe(201);
+      return r.body.strategy.id as string;
+    };
+    const a = await learn('Search listings then compare prices', ['search_listings', 'compare']);
+    const b = await learn('Ask for the budget first', ['ask']);
+    const c = await learn('Book a viewing by phone', ['call'], 'travel', false);
+    for (let i = 0; i < 3; i++) expect((await h.call(A.key, 'POST', `/v1/users/${userId}/strategies/${b}/reinforce`, { success: true })).status).toBe(200);
+    const list = async (qs: string) => {
+      const r = await h.call(A.key, 'GET', `/v1/users/${userId}/strategies?${qs}`);
+      expect(r.status).toBe(200);
+      return r.body as { strategies: any[]; nextCursor: string | null };
+    };
+    expect((await list('sort=success')).strategies.map((s) => s.id)).toEqual([b, a, c]);
+    expect((await list('sort=uses')).strategies.map((s) => s.id)[0]).toBe(b);
+    expect((await list('q=LISTINGS')).strategies.map((s) => s.id)).toEqual([a]);
+    expect((await list('tool=call')).strategies.map((s) => s.id)).toEqual([c]);
+    expect((await list('channel=travel')).strategies.map((s) => s.id)).toEqual([c]);
+    expect((await list('minSuccessRate=0.5')).strategies.map((s) => s.id).sort()).toEqual([a, b].sort());
+    const first = await list('sort=success&limit=2');
+    expect(first.strategies.map((s) => s.id)).toEqual([b, a]);
+    expect(first.nextCursor).not.toBeNull();
+    const second = await list(`sort=success&limit=2&cursor=${first.nextCursor}`);
+    expect(second).toEqual({ strategies: [expect.objectContaining({ id: c, channel: 'travel', successRate: expect.closeTo(1 / 3, 5) })], nextCursor: null });
+    expect((await h.call(A.key, 'GET', `/v1/users/${userId}/strategies?sort=best`)).status).toBe(400);
+    expect((await h.call(A.key, 'GET', `/v1/users/${userId}/strategies?cursor=junk`)).status).toBe(400);
+    const other = await h.tenant();
+    expect((await h.call(other.key, 'GET', `/v1/users/${userId}/strategies`)).status).toBe(404);
+  });
+
+  it('exports a user over HTTP, streamed: the same lines as the CLI export; audited; another tenant gets 404', async () => {
+    const u = await seedUser(h, A.key);
+    const res = await fetch(`${h.url}/v1/users/${u.userId}/export`, { headers: { authorization: `Bearer ${A.key}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
+    const lines = (await res.text())
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const internal = `${A.tenantId}.${u.userId}`;
+    expect(lines[0]).toMatchObject({ kind: 'header', format: 'mnemograph-user-export', userId: u.userId });
+    const cli: any[] = [];
+    for await (const line of h.m.users.export(internal)) cli.push(line);
+    const withoutTime = (l: any) => (l.kind === 'header' ? { ...l, exportedAt: null } : l);
+    // The CLI's lines, with the tenant's ids (as every answer of the API), and nothing namespaced left.
+    expect(lines.map(withoutTime)).toEqual(cli.map((l) => withoutTime(externalExportLine(l, `${A.tenantId}.`))));
+    expect(JSON.stringify(lines)).not.toContain(`${A.tenantId}.`);
+    const kinds = new Set(lines.map((l) => (l.kind === 'node' ? l.labels[0] : l.kind === 'row' ? l.table : l.kind)));
+    for (const k of ['Turn', 'Fact', 'Entity', 'Strategy', 'Goal', 'rel', 'conversation_logs']) expect(kinds).toContain(k);
+    expect(JSON.stringify(lines)).toContain('I moved to Lisbon last spring.');
+    await eventually(async () => (await auditRows(u.userId, 'export_user')).length === 1, 'the export audited');
+    expect((await auditRows(u.userId, 'export_user'))[0].metadata).toMatchObject({ lines: lines.length, completed: true });
+
+    const other = await h.tenant();
+    expect((await h.call(other.key, 'GET', `/v1/users/${u.userId}/export`)).status).toBe(404);
+    expect((await h.call(A.key, 'GET', `/v1/users/${uid('nobody')}/export`)).status).toBe(404);
+  });
+
+  it('pages a pool’s entries (the studio’s pool view) and restores a version, audited with the key', async () => {
+    const poolId = uid('p');
+    expect((await h.call(A.key, 'POST', '/v1/pools', { poolId, name: 'paged', type: 'shared' })).status).toBe(201);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await h.call(A.key, 'POST', `/v1/pools/${poolId}/entries`, { content: `note ${i}` })).body.id);
+    const seen: string[] = [];
+    let cursor: string | null | undefined;
+    do {
+      const page: any = await h.call(A.key, 'POST', `/v1/pools/${poolId}/entries/list`, { limit: 2, ...(cursor ? { cursor } : {}) });
+      expect(page.status).toBe(200);
+      expect(page.body.entries.length).toBeLessThanOrEqual(2);
+      seen.push(...page.body.entries.map((e: any) => e.id));
+      cursor = page.body.nextCursor;
+    } while (cursor);
+    expect(seen.sort()).toEqual([...ids].sort());
+    expect((await h.call(A.key, 'POST', `/v1/pools/${poolId}/entries/list`, { cursor: 'junk' })).status).toBe(400);
+
+    const e = `/v1/pools/${poolId}/entries/${ids[0]}`;
+    expect((await h.call(A.key, 'PUT', e, { content: 'note 0, edited' })).status).toBe(200);
+    const restored = await h.call(A.key, 'POST', `${e}/restore`, { version: 1 });
+    expect(restored.body).toMatchObject({ content: 'note 0', version: 3 });
+    const history = await h.call(A.key, 'GET', `${e}/versions`);
+    expect(history.body.versions.map((v: any) => [v.version, v.change])).toEqual([
+      [1, 'create'],
+      [2, 'update'],
+      [3, 'restore'],
+    ]);
+    await h.m.audit.flush();
+    const rows = await h.m.pg.primary.query("SELECT metadata FROM memory_audit_log WHERE tenant_id = $1 AND operation LIKE 'restore%' AND memory_type = 'shared'", [A.tenantId]);
+    expect(rows.rows.map((r) => r.metadata.actor)).toEqual([expect.objectContaining({ keyId: A.keyId })]);
   });
 
   it('merges two entities: aliases, facts, relationships and mentions move; the merged one is closed', async () => {

@@ -1,7 +1,7 @@
-import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import { useInfiniteQuery, useMutation, useQuery } from '@tanstack/react-query';
 import { getRouteApi, Link } from '@tanstack/react-router';
 import { useMemo, useState } from 'react';
-import { call, errorText, routes } from '../api';
+import { call, client, errorText, routes } from '../api';
 import { FactRow } from '../components/fact-row';
 
 const route = getRouteApi('/users/$userId');
@@ -25,6 +25,7 @@ export function UserPage() {
     return [...m.entries()].sort(([a], [b]) => a.localeCompare(b));
   }, [all]);
   const channels = byChannel.map(([c]) => c).slice(0, 20);
+  const exported = useMutation({ mutationFn: () => downloadExport(userId) });
 
   return (
     <section>
@@ -32,7 +33,18 @@ export function UserPage() {
         <Link to="/users">Users</Link> / <strong>{userId}</strong> ·{' '}
         <Link to="/users/$userId/search" params={{ userId }}>
           Search and explain
-        </Link>
+        </Link>{' '}
+        · <Link to="/pools">Pools</Link> ·{' '}
+        <button onClick={() => exported.mutate()} disabled={exported.isPending} title="the same JSON lines as `mnemograph export`">
+          {exported.isPending ? 'Exporting…' : 'Download export'}
+        </button>
+        {exported.isSuccess && (
+          <span className="muted" data-testid="export-done">
+            {' '}
+            {exported.data.toLocaleString()} lines
+          </span>
+        )}
+        {exported.isError && <span className="error"> {errorText(exported.error)}</span>}
       </div>
       <div className="tree" data-testid="tree">
         <details open>
@@ -65,7 +77,7 @@ export function UserPage() {
         <EntitiesNode userId={userId} />
         <FactsNode userId={userId} />
         <GoalsNode userId={userId} channels={channels} />
-        <StrategiesNode userId={userId} channels={channels} />
+        <StrategiesNode userId={userId} />
       </div>
     </section>
   );
@@ -203,25 +215,56 @@ function GoalsNode({ userId, channels }: { userId: string; channels: string[] })
   );
 }
 
-function StrategiesNode({ userId, channels }: { userId: string; channels: string[] }) {
-  const [task, setTask] = useState('');
-  const strategies = useQuery({
-    queryKey: ['strategies', userId, task, channels],
-    queryFn: () => call(routes.findStrategies, { userId, task, channels: channels.length > 0 ? channels : undefined, topK: 20 }),
-    enabled: task.trim().length > 0,
+function StrategiesNode({ userId }: { userId: string }) {
+  const [q, setQ] = useState('');
+  const [sort, setSort] = useState<'recent' | 'success' | 'uses'>('recent');
+  const strategies = useInfiniteQuery({
+    queryKey: ['strategies', userId, q, sort],
+    queryFn: ({ pageParam }) => call(routes.listStrategies, { userId, q: q.trim() || undefined, sort, cursor: pageParam, limit: 100 }),
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (last) => last.nextCursor ?? undefined,
   });
+  const rows = strategies.data?.pages.flatMap((p) => p.strategies) ?? [];
   return (
-    <details>
-      <summary>Strategies</summary>
-      <input className="filter" placeholder="strategies for a task…" value={task} onChange={(e) => setTask(e.target.value)} />
+    <details open>
+      <summary>
+        Strategies{' '}
+        <span className="muted">
+          ({rows.length}
+          {strategies.hasNextPage ? '+' : ''})
+        </span>
+      </summary>
+      <input className="filter" placeholder="filter by description or task" value={q} onChange={(e) => setQ(e.target.value)} />{' '}
+      <select aria-label="sort strategies" value={sort} onChange={(e) => setSort(e.target.value as typeof sort)}>
+        <option value="recent">recently used</option>
+        <option value="success">success rate</option>
+        <option value="uses">most used</option>
+      </select>
       {strategies.isError && <p className="error">{errorText(strategies.error)}</p>}
-      <ul>
-        {strategies.data?.results.map(({ strategy: s, score }) => (
+      <ul data-testid="strategies">
+        {rows.map((s) => (
           <li key={s.id}>
-            {s.description} <span className="muted">{s.toolSequence.join(' → ')}</span> <span className="muted">score {score.toFixed(3)}</span>
+            {s.description} <span className="muted">{s.toolSequence.join(' → ')}</span> <span className="tag">#{s.channel}</span>{' '}
+            <span className="muted">
+              success {(s.successRate * 100).toFixed(0)}% ({s.successCount}✓ {s.failureCount}✗)
+            </span>
           </li>
         ))}
+        {rows.length === 0 && !strategies.isPending && <li className="muted">none</li>}
       </ul>
+      {strategies.hasNextPage && <button onClick={() => void strategies.fetchNextPage()}>More strategies</button>}
     </details>
   );
+}
+
+/** The user's export (`GET /v1/users/:userId/export`) saved as a JSON-lines file; resolves with its line count. */
+async function downloadExport(userId: string): Promise<number> {
+  const text = await client().exportUserText(userId);
+  const url = URL.createObjectURL(new Blob([text], { type: 'application/x-ndjson' }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = `mnemograph-export-${userId}.jsonl`;
+  a.click();
+  URL.revokeObjectURL(url);
+  return text.split('\n').filter((l) => l.trim()).length;
 }

@@ -1,0 +1,3 @@
+export * from './contract';
+export { OpsReader } from './ops-reader';
+export { OpsQuerySchema, OpsReportSchema } from './schema';
