@@ -103,6 +103,20 @@ const RULES: Rule[] = [
     },
   },
   {
+    // "I quit." / "I just quit, no idea what's next" / "I got laid off": the job ends and no
+    // employer is said, so every current one ends and none is invented. The clause must end
+    // (or go on with a time) after the verb, so "I quit smoking" stays a habit.
+    re: new RegExp(
+      String.raw`\bi ${ADV}(?:(?:quit|resigned)(?:\s+(?:today|yesterday|last \w+|this \w+|on \w+|in \w+|\w+ (?:days?|weeks?|months?) ago))?\s*(?:[.!?,;]|$)|(?:got|was|have been|'ve been|just got) (?:laid off|fired|let go|made redundant)\b|lost my job\b)`,
+      'i',
+    ),
+    make: () => [{ relation: 'works_at', ends: true, temporal: 'past', objectType: 'organization', claim: endClaim('works at') }],
+  },
+  {
+    re: /\bi(?:'m| am) (?:now |currently )?(?:unemployed|out of work|between jobs|jobless)\b/i,
+    make: () => [{ relation: 'works_at', ends: true, temporal: 'past', objectType: 'organization', claim: endClaim('works at') }],
+  },
+  {
     re: /\b[Ii](?:'m| am) leaving\s+([A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*)/,
     make: (m) => [{ relation: 'works_at', object: m[1]!, ends: true, temporal: 'past', objectType: 'organization', claim: endClaim('works at') }],
   },

@@ -68,3 +68,23 @@ it('learns Revolut as the current employer, Feedzai as past and ended, the aller
   // A fact saying Feedzai is shown as past, never as current.
   for (const l of lines.filter((x) => x.startsWith('- [fact:') && /Feedzai/.test(x))) expect(l).toMatch(/\(past/);
 }, 240_000);
+
+it('"I quit" with no new employer ends the current employer and invents none', async () => {
+  const userId = uid('quit');
+  const conversationId = uid('c');
+  for (const content of ['I work at Figma as a product designer.', 'I quit.']) {
+    expect((await h.call(key, 'POST', '/v1/turns', { userId, conversationId, role: 'user', content })).status).toBe(201);
+  }
+  expect((await h.call(key, 'POST', `/v1/users/${userId}/consolidate`, {})).status).toBe(200);
+  const facts = (await h.call(key, 'POST', '/v1/facts/list', { userId, includeInactive: true, limit: 100 })).body.facts as FactOut[];
+  const worksAt = facts.filter((f) => f.predicate === 'works_at');
+  // Figma's fact is closed with an end; nothing about an employer is current.
+  expect(worksAt.find((f) => f.properties.object === 'Figma' && f.status === 'superseded')).toMatchObject({ validTo: expect.any(String) });
+  expect(worksAt.filter((f) => f.status === 'active' && f.temporal === 'current')).toEqual([]);
+  expect(worksAt.filter((f) => f.status === 'active').map((f) => [f.temporal, f.properties.object ?? null])).toEqual([['past', null]]);
+  expect(facts.find((f) => f.predicate === 'job_title' && f.status === 'active')).toMatchObject({ properties: expect.objectContaining({ object: 'product designer' }) });
+  const profile = await h.call(key, 'GET', `/v1/users/${userId}/profile`);
+  expect(profile.body.profile.works_at).toBeUndefined();
+  const entities = (await h.call(key, 'POST', '/v1/entities/by-name', { userId, name: 'Figma' })).body.entities as unknown[];
+  expect(entities).toHaveLength(1);
+}, 120_000);

@@ -206,6 +206,12 @@ describe('rules extractor', () => {
     ['I switched to a vegan diet.', ['diet', 'vegan', 'current', false]],
     ['I started running in January.', ['activity', 'running', 'current', false]],
     ['I no longer work for Acme anymore.', ['works_at', 'Acme', 'past', true]],
+    // Quitting with no employer named ends every current one and invents none.
+    ['I quit.', ['works_at', undefined, 'past', true]],
+    ["I just quit, no idea what's next.", ['works_at', undefined, 'past', true]],
+    ['I got laid off yesterday.', ['works_at', undefined, 'past', true]],
+    ["I'm unemployed now.", ['works_at', undefined, 'past', true]],
+    ['I quit smoking.', ['activity', 'smoking', 'past', true]],
   ])('reads a change of state: %s', async (line, expected) => {
     const r = await run([line]);
     expect(r.facts.map((f) => [f.relation, f.object, f.temporal, f.ends === true])).toEqual([expected]);
@@ -218,6 +224,9 @@ describe('rules extractor', () => {
     "If I lived in Paris I'd eat croissants every day.",
     'I wish I had a dog.',
     "I'm not married.",
+    'Should I quit?',
+    "I think I'll quit if nothing changes.",
+    'Maybe I got fired, the email was unclear.',
   ])('states nothing for a negation, hedge, question or wish: %s', async (line) => {
     expect((await run([line])).facts).toEqual([]);
   });
