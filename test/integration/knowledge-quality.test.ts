@@ -1,3 +1,4 @@
+import { startOpenAIChatServer } from '../support/llm-servers';
 import { uid } from '../support/stack';
 import { openHarness, type Harness } from './api-harness';
 
@@ -87,4 +88,55 @@ it('"I quit" with no new employer ends the current employer and invents none', a
   expect(profile.body.profile.works_at).toBeUndefined();
   const entities = (await h.call(key, 'POST', '/v1/entities/by-name', { userId, name: 'Figma' })).body.entities as unknown[];
   expect(entities).toHaveLength(1);
+}, 120_000);
+
+it('an LLM extractor (structured output, real SDK against a local server) gets the same change-of-state semantics', async () => {
+  const llm = await startOpenAIChatServer();
+  const lh = await openHarness({ EXTRACTION_PROVIDER: 'openai-compatible', EXTRACTION_BASE_URL: llm.baseUrl, EXTRACTION_MODEL: 'local-model' });
+  try {
+    const lkey = (await lh.tenant()).key;
+    const fact = (f: Partial<Record<string, unknown>>) => ({
+      polarity: 'positive',
+      single_valued: true,
+      certainty: 'explicit',
+      temporal: 'current',
+      is_correction: false,
+      ends: false,
+      valid_from: null,
+      valid_to: null,
+      ...f,
+    });
+    llm.reply({
+      text: JSON.stringify({
+        entities: [
+          { name: 'Feedzai', type: 'organization', aliases: [], description: null },
+          { name: 'Revolut', type: 'organization', aliases: [], description: null },
+        ],
+        facts: [
+          fact({ claim: 'user works at Feedzai', subject: 'user', relation: 'works_at', object: 'Feedzai', source_turn: 'T2' }),
+          fact({ claim: 'user is allergic to peanuts', subject: 'user', relation: 'allergic_to', object: 'peanuts', single_valued: false, source_turn: 'T4' }),
+          fact({ claim: 'user no longer works at Feedzai', subject: 'user', relation: 'works_at', object: 'Feedzai', temporal: 'past', ends: true, is_correction: true, source_turn: 'T5' }),
+          fact({ claim: 'user works at Revolut', subject: 'user', relation: 'works_at', object: 'Revolut', is_correction: true, source_turn: 'T5' }),
+        ],
+        relationships: [],
+      }),
+    });
+    const userId = uid('dana');
+    const conversationId = uid('c');
+    for (const [role, content] of DIALOGUE) expect((await lh.call(lkey, 'POST', '/v1/turns', { userId, conversationId, role, content })).status).toBe(201);
+    expect((await lh.call(lkey, 'POST', `/v1/users/${userId}/consolidate`, {})).status).toBe(200);
+    expect(llm.requests).toHaveLength(1);
+    expect(llm.requests[0]!.response_format).toMatchObject({ type: 'json_schema', json_schema: { strict: true } });
+
+    const facts = (await lh.call(lkey, 'POST', '/v1/facts/list', { userId, includeInactive: true, limit: 100 })).body.facts as FactOut[];
+    const worksAt = facts.filter((f) => f.predicate === 'works_at');
+    expect(worksAt.filter((f) => f.status === 'active' && f.temporal === 'current').map((f) => f.properties.object)).toEqual(['Revolut']);
+    expect(worksAt.find((f) => f.properties.object === 'Feedzai' && f.status === 'superseded')).toMatchObject({ validTo: expect.any(String) });
+    const ctx = await lh.call(lkey, 'POST', '/v1/recall/context', { userId, query: 'where does Dana work?', tokenBudget: 600 });
+    const lines = (ctx.body.context as string).split('\n');
+    expect(lines.find((l) => /Revolut|Feedzai/.test(l))).toMatch(/Revolut/);
+  } finally {
+    await lh.close();
+    await llm.close();
+  }
 }, 120_000);

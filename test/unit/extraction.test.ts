@@ -1,7 +1,7 @@
 import { calibrate, certaintyFromNumber } from '../../src/extraction/calibration';
 import { ExtractionRejectedError, type ExtractionTurn } from '../../src/extraction/contract';
 import { contradicts, resolveContradiction } from '../../src/extraction/contradictions';
-import { normalizeJsonValues, parseLlmExtraction } from '../../src/extraction/llm-output';
+import { LLM_EXTRACTION_JSON_SCHEMA, LlmExtractionSchema, LlmExtractionWireSchema, normalizeJsonValues, parseLlmExtraction } from '../../src/extraction/llm-output';
 import { costUsd } from '../../src/llm/pricing';
 import { RulesExtractor } from '../../src/extraction/rules-extractor';
 
@@ -9,6 +9,53 @@ const turns: ExtractionTurn[] = [
   { id: 'c1:0', role: 'user', content: 'I moved to Lisbon.', timestamp: '2024-03-01T10:00:00Z', speaker: 'Ana' },
   { id: 'c1:1', role: 'assistant', content: 'Nice!', timestamp: '2024-03-01T10:00:05Z' },
 ];
+
+describe('structured output schema', () => {
+  /** Every object node of a JSON Schema, with its path. */
+  function objects(node: unknown, path = '$'): Array<{ path: string; node: Record<string, unknown> }> {
+    if (node === null || typeof node !== 'object') return [];
+    const n = node as Record<string, unknown>;
+    const own = n.type === 'object' ? [{ path, node: n }] : [];
+    return [...own, ...Object.entries(n).flatMap(([k, v]) => (Array.isArray(v) ? v.flatMap((x, i) => objects(x, `${path}.${k}[${i}]`)) : objects(v, `${path}.${k}`)))];
+  }
+
+  it("is in OpenAI's strict subset: every object closed, every property required, no defaults", () => {
+    const all = objects(LLM_EXTRACTION_JSON_SCHEMA);
+    expect(all.length).toBeGreaterThanOrEqual(5);
+    for (const { path, node } of all) {
+      expect([path, node.additionalProperties]).toEqual([path, false]);
+      expect([path, [...((node.required as string[]) ?? [])].sort()]).toEqual([path, Object.keys(node.properties as object).sort()]);
+    }
+    expect(JSON.stringify(LLM_EXTRACTION_JSON_SCHEMA)).not.toMatch(/"default"|"\$schema"/);
+  });
+
+  it('admits only answers the validating zod schema accepts, with the same meaning', () => {
+    const answer = LlmExtractionWireSchema.parse({
+      entities: [{ name: 'Revolut', type: 'organization', aliases: [], description: null }],
+      facts: [
+        {
+          claim: 'Dana works at Revolut',
+          subject: 'Dana',
+          relation: 'works_at',
+          object: 'Revolut',
+          polarity: 'positive',
+          single_valued: true,
+          certainty: 'explicit',
+          temporal: 'current',
+          is_correction: true,
+          ends: false,
+          source_turn: 'T3',
+          valid_from: '2024-10-01',
+          valid_to: null,
+        },
+      ],
+      relationships: [{ source: 'Dana', target: 'Revolut', type: 'WORKS_FOR', properties: [{ key: 'since', value: 'October' }], source_turn: null }],
+    });
+    const validated = LlmExtractionSchema.parse(answer);
+    expect(validated.facts[0]).toMatchObject({ relation: 'works_at', object: 'Revolut', single_valued: true, is_correction: true, ends: false, valid_from: '2024-10-01T00:00:00.000Z' });
+    expect(validated.relationships[0]!.properties).toEqual({ since: 'October' });
+  });
+});
 
 describe('calibration', () => {
   it('maps labels to the seed 003 numbers and bare numbers to the nearest label', () => {
