@@ -64,10 +64,23 @@ it('learns Revolut as the current employer, Feedzai as past and ended, the aller
   const ctx = await h.call(key, 'POST', '/v1/recall/context', { userId, query: 'where does Dana work?', tokenBudget: 600 });
   expect(ctx.status).toBe(200);
   const lines = (ctx.body.context as string).split('\n');
+  // Revolut first, as the current value; Feedzai shown as past with its end, never as current.
   const firstEmployer = lines.find((l) => /Revolut|Feedzai/.test(l));
-  expect(firstEmployer).toMatch(/Revolut/);
-  // A fact saying Feedzai is shown as past, never as current.
-  for (const l of lines.filter((x) => x.startsWith('- [fact:') && /Feedzai/.test(x))) expect(l).toMatch(/\(past/);
+  expect(firstEmployer).toMatch(/^- \[fact:[^\]]+\] user works at Revolut \(current, since \d{4}-\d{2}-\d{2}\)$/);
+  const feedzaiFacts = lines.filter((x) => x.startsWith('- [fact:') && /Feedzai/.test(x));
+  expect(feedzaiFacts.length).toBeGreaterThan(0);
+  for (const l of feedzaiFacts) expect(l).toMatch(/\(past, (?:ended|until) \d{4}-\d{2}-\d{2}\)$/);
+  // The turn that changed it ranks above the turn that said Feedzai.
+  const changeTurn = lines.findIndex((l) => l.startsWith('- [turn:') && l.includes("I don't work at Feedzai anymore"));
+  const staleTurn = lines.findIndex((l) => l.startsWith('- [turn:') && l.includes('I work as a data engineer at Feedzai'));
+  expect(changeTurn).toBeGreaterThan(-1);
+  if (staleTurn > -1) expect(changeTurn).toBeLessThan(staleTurn);
+  expect(lines.findIndex((l) => /Revolut/.test(l))).toBeLessThan(lines.findIndex((l) => /Feedzai/.test(l)));
+
+  // Asked about the past, the old employer may lead.
+  const before = await h.call(key, 'POST', '/v1/recall', { userId, query: 'where did Dana work before?' });
+  expect(before.status).toBe(200);
+  expect((before.body.facts as Array<{ text: string; temporal: string }>).filter((f) => /Feedzai/.test(f.text)).every((f) => f.temporal === 'past')).toBe(true);
 }, 240_000);
 
 it('"I quit" with no new employer ends the current employer and invents none', async () => {
