@@ -429,6 +429,8 @@ function endClaim(verb: string): (s: string, o: string) => string {
 }
 
 function employer(raw: string, c: ClauseContext, certainty: Certainty = 'explicit'): Stated[] {
+  // "Zalando in Berlin": the employer is the name before where it is (the tagger may know only the city).
+  if (/^\s*[A-Z]/.test(raw)) raw = raw.replace(/\s+(?:in|near|outside|based in)\s+[A-Z][\s\S]*$/, '');
   const called = /\b(?:called|named)\s+([A-Z][\w'&.-]*(?:\s+[A-Z][\w'&.-]*)*)/.exec(raw);
   const o = called ? called[1]! : objectPhrase(raw, c.refDate, { allowCommon: false });
   if (!o || /^(?:home|a\b|an\b|weekends?|night|nights|myself|free|the weekend|it)\b/i.test(o)) return [];

@@ -264,6 +264,11 @@ describe('rules extractor', () => {
     expect(r.facts.map((f) => [f.relation, f.object, f.temporal, f.ends === true])).toEqual([expected]);
   });
 
+  it('takes the employer, not the city it is in', async () => {
+    const r = await run(['I work for Zalando in Berlin.', 'I work at Spotify in Stockholm.']);
+    expect(r.facts.filter((f) => f.relation === 'works_at').map((f) => f.object)).toEqual(['Zalando', 'Spotify']);
+  });
+
   it.each([
     "I don't have any pets.",
     'I think I might be moving to Berlin, not sure yet.',
