@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   let llm = 'not configured (EXTRACTION_PROVIDER=rules); set EXTRACTION_PROVIDER, EXTRACTION_API_KEY (and EXTRACTION_BASE_URL) to add its run';
   if (config.extraction.provider !== 'rules') {
     extractors.push(createExtractor(config.extraction, { log: m.log }));
-    llm = `${config.extraction.provider}/${config.extraction.model}`;
+    llm = `${config.extraction.provider}/${config.extraction.model} (structured output ${config.extraction.structuredOutput ? 'on' : 'off'})`;
   }
   const previous: Partial<ResultFile> = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as ResultFile) : {};
   const out: ResultFile = {

@@ -21,7 +21,7 @@ export interface EmbeddingConfig {
 }
 
 /** The model an LLM setting uses when its *_MODEL is unset (extraction and the recall LLM alike). */
-const DEFAULT_LLM_MODEL: Record<LlmProvider, string> = { openai: 'gpt-4o-mini', 'openai-compatible': 'gpt-4o-mini', anthropic: 'claude-3-5-haiku-latest' };
+const DEFAULT_LLM_MODEL: Record<LlmProvider, string> = { openai: 'gpt-4o-mini', 'openai-compatible': 'gpt-4o-mini', anthropic: 'claude-haiku-4-5' };
 
 function llmApiKey(e: Env, provider: string): string | undefined {
   return provider === 'anthropic' ? e.ANTHROPIC_API_KEY : e.OPENAI_API_KEY;
@@ -71,6 +71,8 @@ export interface Config {
     apiKey?: string;
     timeoutMs: number;
     maxOutputTokens: number;
+    /** Send the answer's schema as structured output (OpenAI json_schema strict, Anthropic tool use). */
+    structuredOutput: boolean;
     windowTurns: number;
     priceInputPerMTok?: number;
     priceOutputPerMTok?: number;
@@ -265,6 +267,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       apiKey: llmApiKey(e, e.EXTRACTION_PROVIDER),
       timeoutMs: e.EXTRACTION_TIMEOUT_MS,
       maxOutputTokens: e.EXTRACTION_MAX_OUTPUT_TOKENS,
+      structuredOutput: e.EXTRACTION_STRUCTURED_OUTPUT,
       windowTurns: e.EXTRACTION_WINDOW_TURNS,
       priceInputPerMTok: e.EXTRACTION_PRICE_INPUT_PER_MTOK,
       priceOutputPerMTok: e.EXTRACTION_PRICE_OUTPUT_PER_MTOK,

@@ -90,7 +90,7 @@ export const envSchema = z.object({
     .enum(['off', 'openai', 'anthropic', 'openai-compatible'])
     .default('off')
     .describe('the LLM behind HyDE and RECALL_QUERY_EXPANSION=llm: off (default; those degrade to their offline path), openai, anthropic, or openai-compatible (set RECALL_LLM_BASE_URL)'),
-  RECALL_LLM_MODEL: z.string().min(1).optional().describe('recall LLM model id (default gpt-4o-mini / claude-3-5-haiku-latest)'),
+  RECALL_LLM_MODEL: z.string().min(1).optional().describe('recall LLM model id (default gpt-4o-mini / claude-haiku-4-5)'),
   RECALL_LLM_BASE_URL: z.url().optional().describe('base URL of the recall LLM API (required for openai-compatible)'),
   RECALL_LLM_TIMEOUT_MS: int(100, 60_000).default(3000).describe('longest wait for the recall LLM before recall answers from its offline path'),
   RECALL_RERANK: bool
@@ -158,10 +158,13 @@ export const envSchema = z.object({
     .enum(['rules', 'openai', 'anthropic', 'openai-compatible'])
     .default('rules')
     .describe('rules (offline, default), openai, anthropic, or openai-compatible (set EXTRACTION_BASE_URL)'),
-  EXTRACTION_MODEL: z.string().min(1).optional().describe('extraction model id (default gpt-4o-mini / claude-3-5-haiku-latest)'),
+  EXTRACTION_MODEL: z.string().min(1).optional().describe('extraction model id (default gpt-4o-mini / claude-haiku-4-5)'),
   EXTRACTION_BASE_URL: z.url().optional().describe('base URL of the extraction LLM API (required for openai-compatible)'),
   EXTRACTION_TIMEOUT_MS: int(1000, 600000).default(60000).describe('timeout of one extraction call'),
   EXTRACTION_MAX_OUTPUT_TOKENS: int(256, 32000).default(2000).describe('output token cap of one extraction call'),
+  EXTRACTION_STRUCTURED_OUTPUT: bool
+    .default(true)
+    .describe('send the answer schema as structured output (OpenAI json_schema strict, Anthropic tool use); false for OpenAI-compatible servers without it (JSON mode and repairs then)'),
   EXTRACTION_WINDOW_TURNS: int(1, 100).default(10).describe('turns per extraction call'),
   EXTRACTION_PRICE_INPUT_PER_MTOK: z.coerce.number().min(0).optional().describe('USD per million input tokens (overrides the built-in price table)'),
   EXTRACTION_PRICE_OUTPUT_PER_MTOK: z.coerce.number().min(0).optional().describe('USD per million output tokens (overrides the built-in price table)'),

@@ -216,8 +216,11 @@ export interface ConversationUpkeep {
   checkpointConsolidation(conversationId: string, through: number): Promise<void>;
   /** Stamps the conversation consolidated as of `now` (ISO). */
   markConsolidated(conversationId: string, now: string): Promise<void>;
-  /** Up to `limit` conversations idle for `idleMinutes` at `now` that used tools and grew since their patterns were extracted. */
-  findPatternCandidates(p: { now: string; idleMinutes: number; limit: number; userIds: readonly string[] | null }): Promise<PatternCandidate[]>;
+  /**
+   * Up to `limit` conversations idle for `idleMinutes` at `now` that used tools and grew since
+   * their patterns were extracted; the users in `skipUserIds` (automatic mining off) left out.
+   */
+  findPatternCandidates(p: { now: string; idleMinutes: number; limit: number; userIds: readonly string[] | null; skipUserIds?: readonly string[] }): Promise<PatternCandidate[]>;
   /** Records that patterns were extracted up to turn count `through`. */
   markPatternsExtracted(conversationId: string, through: number): Promise<void>;
   /** Archives up to `limit` conversations (and their turns) idle for `days` at `now`; returns how many. */

@@ -32,11 +32,11 @@ SET c.consolidated_through = CASE WHEN coalesce(c.consolidated_through, -1) > $t
 // $id, $now -> marks the conversation consolidated as of now
 const MARK_CONSOLIDATED = `MATCH (c:Conversation {id: $id}) SET c.consolidated = datetime($now)`;
 
-// $now, $idleMinutes, $limit, $userIds -> {id, userId, channel, turnCount, firstUserTurn}: idle conversations that used
-// tools and grew since their patterns were last extracted
+// $now, $idleMinutes, $limit, $userIds, $skipUserIds -> {id, userId, channel, turnCount, firstUserTurn}: idle conversations
+// that used tools and grew since their patterns were last extracted, of users not in $skipUserIds
 const FIND_PATTERN_CANDIDATES = `
 MATCH (c:Conversation)
-WHERE ($userIds IS NULL OR c.user_id IN $userIds) AND NOT coalesce(c.archived, false)
+WHERE ($userIds IS NULL OR c.user_id IN $userIds) AND NOT c.user_id IN $skipUserIds AND NOT coalesce(c.archived, false)
   AND coalesce(c.patterns_through, -1) < coalesce(c.turn_count, 0)
   AND coalesce(c.last_turn_at, c.started_at) <= datetime($now) - duration({minutes: $idleMinutes})
   AND EXISTS { (c)-[:USED_TOOL]->(:ToolInvocation) }
@@ -90,8 +90,8 @@ export class Neo4jConversationUpkeep implements ConversationUpkeep {
     await this.db.write(MARK_CONSOLIDATED, { id: conversationId, now }, TAG('mark-consolidated'));
   }
 
-  findPatternCandidates(p: { now: string; idleMinutes: number; limit: number; userIds: readonly string[] | null }): Promise<PatternCandidate[]> {
-    return this.db.read<PatternCandidate>(FIND_PATTERN_CANDIDATES, { ...p }, TAG('find-pattern-candidates'));
+  findPatternCandidates(p: { now: string; idleMinutes: number; limit: number; userIds: readonly string[] | null; skipUserIds?: readonly string[] }): Promise<PatternCandidate[]> {
+    return this.db.read<PatternCandidate>(FIND_PATTERN_CANDIDATES, { ...p, skipUserIds: p.skipUserIds ?? [] }, TAG('find-pattern-candidates'));
   }
 
   async markPatternsExtracted(conversationId: string, through: number): Promise<void> {

@@ -7,13 +7,16 @@ import { RulesExtractor } from './rules-extractor';
 export * from './contract';
 export { CERTAINTY_CONFIDENCE, calibrate } from './calibration';
 export { resolveContradiction, contradicts, normalizeValue, type Resolution, type StoredComparableFact, type ComparableFact } from './contradictions';
-export { normalizeJsonValues, parseLlmExtraction } from './llm-output';
+export { LLM_EXTRACTION_JSON_SCHEMA, LlmExtractionSchema, LlmExtractionWireSchema, normalizeJsonValues, parseLlmExtraction } from './llm-output';
 export { RulesExtractor } from './rules-extractor';
-export { AnthropicExtractor, OpenAIExtractor } from './llm-extractor';
+export { AnthropicExtractor, EXTRACTION_OUTPUT, OpenAIExtractor } from './llm-extractor';
 export { PgUsageSink } from '../llm';
 
 /** The settings the extractor factory reads (see Config['extraction']). */
-export type ExtractionConfig = Pick<Config['extraction'], 'provider' | 'model' | 'baseUrl' | 'apiKey' | 'timeoutMs' | 'maxOutputTokens' | 'priceInputPerMTok' | 'priceOutputPerMTok'>;
+export type ExtractionConfig = Pick<
+  Config['extraction'],
+  'provider' | 'model' | 'baseUrl' | 'apiKey' | 'timeoutMs' | 'maxOutputTokens' | 'structuredOutput' | 'priceInputPerMTok' | 'priceOutputPerMTok'
+>;
 
 /** Builds the configured extractor (called by the composition root only). */
 export function createExtractor(config: ExtractionConfig, deps: { log: Logger; usage?: UsageSink }): Extractor {
@@ -24,6 +27,7 @@ export function createExtractor(config: ExtractionConfig, deps: { log: Logger; u
     baseUrl: config.baseUrl,
     timeoutMs: config.timeoutMs,
     maxOutputTokens: config.maxOutputTokens,
+    structuredOutput: config.structuredOutput,
     price: { inputPerMTok: config.priceInputPerMTok, outputPerMTok: config.priceOutputPerMTok },
     usage: deps.usage,
     log: deps.log,

@@ -2,20 +2,35 @@ import { MnemographError, errorMessage } from '../errors';
 import type { Logger } from '../infra/logger';
 import { AnthropicChatModel, OpenAIChatModel, usageOf, type ChatCompletion, type ChatModel, type ChatModelOptions, type LlmProvider, type PriceOverride } from '../llm';
 import { ExtractionRejectedError, type ExtractionResult, type ExtractionWindow, type Extractor, type UsageSink } from './contract';
-import { parseLlmExtraction } from './llm-output';
+import { LLM_EXTRACTION_JSON_SCHEMA, parseLlmExtraction } from './llm-output';
 import { EXTRACTION_SYSTEM_PROMPT, renderWindow } from './prompt';
 
 /** The chat model's connection settings plus what extraction adds. */
 export interface LlmExtractorOptions extends Omit<ChatModelOptions, 'provider'> {
   maxOutputTokens: number;
+  /**
+   * Send the answer's JSON Schema as the provider's structured output (OpenAI `json_schema`
+   * strict, Anthropic forced tool use); default true. Off: JSON mode / the prompt alone, for
+   * OpenAI-compatible servers that do not implement it.
+   */
+  structuredOutput?: boolean;
   price?: PriceOverride;
   usage?: UsageSink;
   log: Logger;
 }
 
+/** The structured output every provider is asked for (see `LlmExtractionWireSchema`). */
+export const EXTRACTION_OUTPUT = {
+  name: 'record_memory',
+  description: 'Records the entities, facts and relationships extracted from the conversation window.',
+  jsonSchema: LLM_EXTRACTION_JSON_SCHEMA,
+};
+
 /**
  * One combined extraction call per window, shared by every LLM provider: render the
- * window, complete, repair/validate, cost the call. Usage is recorded for every call,
+ * window, complete (with the answer's schema as structured output unless switched off),
+ * repair/validate with the same zod schema either way, cost the call. A refusal or an
+ * answer cut off at the token cap is rejected whole. Usage is recorded for every call,
  * including rejected ones (they were paid for).
  */
 export class LlmExtractor implements Extractor {
@@ -37,7 +52,13 @@ export class LlmExtractor implements Extractor {
     const t0 = performance.now();
     let completion: ChatCompletion;
     try {
-      completion = await this.chat.complete({ system: EXTRACTION_SYSTEM_PROMPT, user: renderWindow(window), maxTokens: this.opts.maxOutputTokens, json: true });
+      completion = await this.chat.complete({
+        system: EXTRACTION_SYSTEM_PROMPT,
+        user: renderWindow(window),
+        maxTokens: this.opts.maxOutputTokens,
+        json: true,
+        ...(this.opts.structuredOutput === false ? {} : { schema: EXTRACTION_OUTPUT }),
+      });
     } catch (err) {
       const e = new MnemographError('EXTRACTION_FAILED', 'upstream', `${this.provider} extraction (${this.model}) failed: ${errorMessage(err)}; the input stays queued`, {}, { cause: err });
       await this.record(window, this.priced(0, 0, performance.now() - t0), false, e.message);
@@ -45,7 +66,12 @@ export class LlmExtractor implements Extractor {
     }
     const usage = this.priced(completion.inputTokens, completion.outputTokens, performance.now() - t0);
     try {
+      if (completion.refusal) throw new ExtractionRejectedError(`the model refused: ${completion.refusal.slice(0, 200)}`);
+      if (completion.truncated)
+        throw new ExtractionRejectedError(`the answer was cut off at ${this.opts.maxOutputTokens} output tokens (raise EXTRACTION_MAX_OUTPUT_TOKENS or lower EXTRACTION_WINDOW_TURNS)`);
       const parsed = parseLlmExtraction(completion.text, window.turns);
+      // The provider ignored the schema (a model or server without structured output): the text went through the repair path.
+      if (this.opts.structuredOutput !== false && !completion.structured) parsed.repairs.unshift('answered without structured output; parsed from text');
       if (parsed.repairs.length > 0) this.opts.log.info({ subsystem: 'extraction', provider: this.provider, repairs: parsed.repairs }, 'repaired extraction output');
       await this.record(window, usage, true);
       return { ...parsed, usage };
@@ -72,14 +98,14 @@ export class LlmExtractor implements Extractor {
   }
 }
 
-/** The extractor over OpenAI chat completions (JSON mode); with a base URL, any OpenAI-compatible server. */
+/** The extractor over OpenAI chat completions (strict `json_schema` structured output); with a base URL, any OpenAI-compatible server. */
 export class OpenAIExtractor extends LlmExtractor {
   constructor(provider: 'openai' | 'openai-compatible', opts: LlmExtractorOptions) {
     super(new OpenAIChatModel({ ...opts, provider }), opts);
   }
 }
 
-/** The extractor over Anthropic's messages API (the JSON object is asked for in the prompt). */
+/** The extractor over Anthropic's messages API (the schema is a tool the model must call). */
 export class AnthropicExtractor extends LlmExtractor {
   constructor(opts: LlmExtractorOptions) {
     super(new AnthropicChatModel({ ...opts, provider: 'anthropic' }), opts);

@@ -81,7 +81,10 @@ export const LlmRelationshipSchema = z.object({
       .replace(/[^A-Z0-9]+/g, '_')
       .replace(/^_|_$/g, ''),
   ),
-  properties: z.record(z.string(), Scalar).default({}),
+  // A map, or the [{key, value}] pairs of the structured-output schema (strict JSON Schema has no free-form maps).
+  properties: z
+    .union([z.record(z.string(), Scalar), z.array(z.object({ key: Str.max(100), value: Scalar })).transform((pairs) => Object.fromEntries(pairs.map((p) => [p.key, p.value] as const)))])
+    .default({}),
   source_turn: z.union([z.string(), z.number()]).nullish(),
 });
 
@@ -93,8 +96,56 @@ export const LlmExtractionSchema = z.object({
 });
 export type LlmExtraction = z.output<typeof LlmExtractionSchema>;
 
-/** JSON Schema of the expected answer, given to providers that support structured output. */
-export const LLM_EXTRACTION_JSON_SCHEMA = z.toJSONSchema(LlmExtractionSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+/**
+ * What the providers are asked for through structured output: the same fields, in the strict
+ * subset of JSON Schema OpenAI's `strict: true` accepts (every property required, nullable
+ * instead of optional, no free-form maps: relationship properties as key/value pairs, no
+ * defaults). Anything it admits is valid input for `LlmExtractionSchema`, which validates the
+ * answer either way (a unit test holds the two together).
+ */
+const described = (d: string) => z.string().describe(d);
+export const LlmExtractionWireSchema = z.object({
+  entities: z.array(
+    z.object({
+      name: described('the name as said'),
+      type: z.enum(ENTITY_TYPES),
+      aliases: z.array(z.string()).describe('other names for the same entity ("my boss")'),
+      description: z.string().nullable(),
+    }),
+  ),
+  facts: z.array(
+    z.object({
+      claim: described('a self-contained sentence ("Dana works at Revolut")'),
+      subject: described("the entity the fact is about; the speaker's name for first-person statements"),
+      relation: described('a short snake_case predicate: works_at, lives_in, likes, allergic_to, sister...'),
+      object: z.string().nullable().describe('the value; null when a change of state ends every value ("I quit my job")'),
+      polarity: z.enum(['positive', 'negative']),
+      single_valued: z.boolean().describe('the subject has one value at a time (works_at, lives_in, age)'),
+      certainty: z.enum(['explicit', 'implied', 'inferred', 'uncertain']),
+      temporal: z.enum(['current', 'past', 'future']),
+      is_correction: z.boolean().describe('the speaker corrects something said earlier ("actually", "I meant")'),
+      ends: z.boolean().describe('the statement ends a state (quit, left, no longer, sold, broke up, moved away); temporal is then past'),
+      source_turn: z.string().nullable().describe('the turn it comes from, as T<n>'),
+      valid_from: z.string().nullable().describe('ISO date it started holding, or null'),
+      valid_to: z.string().nullable().describe('ISO date it stopped holding, or null'),
+    }),
+  ),
+  relationships: z.array(
+    z.object({
+      source: described('entity name'),
+      target: described('entity name'),
+      type: described('RELATED_TO, PART_OF, LOCATED_IN, WORKS_FOR, KNOWS, CREATED_BY, REFERENCES or a custom UPPER_SNAKE type'),
+      properties: z.array(z.object({ key: z.string(), value: z.string() })),
+      source_turn: z.string().nullable(),
+    }),
+  ),
+});
+
+/** The wire schema as JSON Schema, given to providers as structured output (see `LlmExtractor`). */
+export const LLM_EXTRACTION_JSON_SCHEMA: Record<string, unknown> = (() => {
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(LlmExtractionWireSchema) as Record<string, unknown>;
+  return schema;
+})();
 
 /**
  * LLMs sometimes return nested values as JSON strings (`{"aliases": "[\"Al\"]"}`). Walks

@@ -103,6 +103,20 @@ const RULES: Rule[] = [
     },
   },
   {
+    // "I quit." / "I just quit, no idea what's next" / "I got laid off": the job ends and no
+    // employer is said, so every current one ends and none is invented. The clause must end
+    // (or go on with a time) after the verb, so "I quit smoking" stays a habit.
+    re: new RegExp(
+      String.raw`\bi ${ADV}(?:(?:quit|resigned)(?:\s+(?:today|yesterday|last \w+|this \w+|on \w+|in \w+|\w+ (?:days?|weeks?|months?) ago))?\s*(?:[.!?,;]|$)|(?:got|was|have been|'ve been|just got) (?:laid off|fired|let go|made redundant)\b|lost my job\b)`,
+      'i',
+    ),
+    make: () => [{ relation: 'works_at', ends: true, temporal: 'past', objectType: 'organization', claim: endClaim('works at') }],
+  },
+  {
+    re: /\bi(?:'m| am) (?:now |currently )?(?:unemployed|out of work|between jobs|jobless)\b/i,
+    make: () => [{ relation: 'works_at', ends: true, temporal: 'past', objectType: 'organization', claim: endClaim('works at') }],
+  },
+  {
     re: /\b[Ii](?:'m| am) leaving\s+([A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*)/,
     make: (m) => [{ relation: 'works_at', object: m[1]!, ends: true, temporal: 'past', objectType: 'organization', claim: endClaim('works at') }],
   },
@@ -415,6 +429,8 @@ function endClaim(verb: string): (s: string, o: string) => string {
 }
 
 function employer(raw: string, c: ClauseContext, certainty: Certainty = 'explicit'): Stated[] {
+  // "Zalando in Berlin": the employer is the name before where it is (the tagger may know only the city).
+  if (/^\s*[A-Z]/.test(raw)) raw = raw.replace(/\s+(?:in|near|outside|based in)\s+[A-Z][\s\S]*$/, '');
   const called = /\b(?:called|named)\s+([A-Z][\w'&.-]*(?:\s+[A-Z][\w'&.-]*)*)/.exec(raw);
   const o = called ? called[1]! : objectPhrase(raw, c.refDate, { allowCommon: false });
   if (!o || /^(?:home|a\b|an\b|weekends?|night|nights|myself|free|the weekend|it)\b/i.test(o)) return [];

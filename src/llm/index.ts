@@ -2,7 +2,7 @@ import { AnthropicChatModel, OpenAIChatModel } from './chat-models';
 import type { ChatModel, ChatModelOptions } from './contract';
 
 export * from './contract';
-export { AnthropicChatModel, OpenAIChatModel } from './chat-models';
+export { AnthropicChatModel, OpenAIChatModel, isReasoningModel } from './chat-models';
 export { PgUsageSink } from './pg-usage-sink';
 export { costUsd, usageOf, type PriceOverride } from './pricing';
 

@@ -66,8 +66,10 @@ function memoryLines(b: MemoryBundle): Line[] {
       body: oneLine(t.turn.content),
     };
   });
+  // A current fact whose predicate also has a past value here says it is the current one.
+  const changed = new Set(b.facts.filter((f) => f.temporal === 'past' && typeof f.data?.predicate === 'string').map((f) => f.data!.predicate));
   for (const item of [...b.facts, ...b.entities, ...b.strategies, ...b.goals, ...(b.pools ?? [])]) {
-    lines.push({ relevance: item.relevance, head: `- [${item.kind}:${item.id}]`, body: `${oneLine(item.text)}${annotation(item)}` });
+    lines.push({ relevance: item.relevance, head: `- [${item.kind}:${item.id}]`, body: `${oneLine(item.text)}${annotation(item, changed)}` });
   }
   // Stable: within equal relevance, the order of the sources above.
   return lines
@@ -89,13 +91,24 @@ function learnedInfoLines(b: MemoryBundle): Line[] {
     }));
 }
 
-/** The few words after an item that change how it reads: a fact no longer current, a goal's urgency, a strategy's record, an entity's links. */
-function annotation(item: RecalledItem): string {
+/**
+ * The few words after an item that change how it reads: a fact no longer current (with its
+ * end: "past, until 2024-10-01", or "past, ended 2024-10-01" for the statement that ended a
+ * state), the current value of something that changed ("current, since ..."), a goal's
+ * urgency, a strategy's record, an entity's links.
+ */
+function annotation(item: RecalledItem, changed: ReadonlySet<unknown>): string {
   const d = item.data ?? {};
   const parts: string[] = [];
-  if (item.kind === 'fact' && item.temporal && item.temporal !== 'current') {
-    const to = typeof d.validTo === 'string' ? ` until ${d.validTo.slice(0, 10)}` : '';
-    parts.push(`${item.temporal}${item.temporal === 'past' ? to : ''}`);
+  const day = (v: unknown) => (typeof v === 'string' ? v.slice(0, 10) : undefined);
+  if (item.kind === 'fact' && item.temporal === 'past') {
+    const end = day(d.validTo);
+    parts.push(end ? `past, ${d.ends === true ? 'ended' : 'until'} ${end}` : 'past');
+  } else if (item.kind === 'fact' && item.temporal === 'future') {
+    parts.push('future');
+  } else if (item.kind === 'fact' && item.temporal === 'current' && changed.has(d.predicate)) {
+    const since = day(d.validFrom);
+    parts.push(since ? `current, since ${since}` : 'current');
   }
   if (item.kind === 'goal') {
     if (typeof d.priority === 'number') parts.push(`priority ${d.priority}`);

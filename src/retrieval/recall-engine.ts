@@ -11,6 +11,7 @@ import type {
   ProfileSource,
   RecallEngine,
   RecalledItem,
+  RecalledTurn,
   RecallItem,
   RecallItemKind,
   RecallSettings,
@@ -20,6 +21,7 @@ import type {
   SourceWeights,
   TextGenerator,
 } from './contract';
+import { changeTurns, liftChangeTurns, preferCurrent, questionTense, TEMPORAL_BOOST, type Tense } from './currency';
 import { recencyScore, round } from './fusion';
 import { TURN_GENERATORS } from './generators';
 import { keywords, statementForm, withoutWords } from './query-text';
@@ -52,7 +54,6 @@ export interface RecallEngineDeps {
 
 const DAY_MS = 86_400_000;
 const SOURCE_WEIGHT: Record<RecallItemKind, keyof SourceWeights> = { fact: 'facts', entity: 'entities', strategy: 'procedural', goal: 'procedural', pool: 'facts' };
-const TEMPORAL_BOOST = { current: 1.2, past: 0.7, future: 1 } as const;
 const INCLUDE: Record<RecallItemKind, keyof ParsedRecallQuery> = { fact: 'includeFacts', entity: 'includeEntities', strategy: 'includeStrategies', goal: 'includeGoals', pool: 'includePools' };
 
 /**
@@ -186,15 +187,24 @@ export class HybridRecallEngine implements RecallEngine {
     const recalled = q.includeEpisodic ? await rankTurns(turns, this.generators, turnLists, this.stages, { hint, reranker: this.d.reranker }) : [];
     timings.fuse = round(performance.now() - tFuse);
 
+    // Facts: their temporal tag weighs by the question's tense, and a past value never ranks
+    // above the current value of the same predicate unless the question is about the past.
+    const tense = questionTense(q.query);
     const byKind: Record<RecallItemKind, RecalledItem[]> = { fact: [], entity: [], strategy: [], goal: [], pool: [] };
-    sources.forEach((src, i) => byKind[src.kind].push(...this.rankItems(itemLists[i]!, s.weights, tech.recency, asOf)));
-    for (const kind of Object.keys(byKind) as RecallItemKind[]) byKind[kind] = sortByRelevance(dedupe(byKind[kind])).slice(0, q.topK);
+    sources.forEach((src, i) => byKind[src.kind].push(...this.rankItems(itemLists[i]!, s.weights, tech.recency, asOf, tense)));
+    for (const kind of Object.keys(byKind) as RecallItemKind[]) {
+      const ranked = sortByRelevance(dedupe(byKind[kind]));
+      byKind[kind] = (kind === 'fact' ? preferCurrent(ranked, tense) : ranked).slice(0, q.topK);
+    }
+    // The turn that changed a recalled fact ranks above the turns that said the old value (a
+    // question about the past keeps the turn order: the old value may be its answer).
+    const turnsOut = tense === 'past' || recalled.length === 0 ? recalled : await this.withChangeTurns(recalled, byKind.fact, q, scope, window, timed);
 
     const bundle: MemoryBundle = {
       query: q.query,
       userId: q.userId,
       channels,
-      turns: recalled,
+      turns: turnsOut,
       facts: byKind.fact,
       entities: byKind.entity,
       strategies: byKind.strategy,
@@ -230,11 +240,31 @@ export class HybridRecallEngine implements RecallEngine {
     }
   }
 
-  private rankItems(items: RecallItem[], weights: SourceWeights, recency: boolean, asOf: Date): RecalledItem[] {
+  /**
+   * `liftChangeTurns` over the ranked turns; a change turn the turn search did not return is
+   * read by id (same scope and window). Without a recalled change, no store call.
+   */
+  private async withChangeTurns(
+    recalled: RecalledTurn[],
+    facts: RecalledItem[],
+    q: ParsedRecallQuery,
+    scope: AccessScope,
+    window: TurnWindow,
+    timed: <T>(name: string, work: () => Promise<T>, fallback: T) => Promise<T>,
+  ): Promise<RecalledTurn[]> {
+    const { changed } = changeTurns(facts);
+    if (changed.size === 0) return recalled;
+    const have = new Set(recalled.map((t) => t.turn.id));
+    const ids = [...changed].filter((id) => !have.has(id));
+    const missing = ids.length > 0 ? await timed('changeTurns', () => this.d.episodic.getTurnsByIds(ids, scope, window), []) : [];
+    return liftChangeTurns(recalled, facts, missing, q.topK);
+  }
+
+  private rankItems(items: RecallItem[], weights: SourceWeights, recency: boolean, asOf: Date, tense: Tense): RecalledItem[] {
     const max = Math.max(...items.map((i) => i.score), 1e-9);
     return items.map((item, i) => {
       const w = weights[SOURCE_WEIGHT[item.kind]];
-      const temporal = item.temporal ? TEMPORAL_BOOST[item.temporal] : 1;
+      const temporal = item.temporal ? TEMPORAL_BOOST[tense][item.temporal] : 1;
       const r = recency && item.timestamp ? recencyScore(Date.parse(item.timestamp), asOf.getTime(), this.d.settings.recencyHalfLifeDays * DAY_MS) : 0;
       const signals: Signals = { ...item.signals, [item.kind]: { rank: i + 1, score: round(item.score, 4) } };
       if (item.temporal) signals.temporal = { note: item.temporal, score: temporal };

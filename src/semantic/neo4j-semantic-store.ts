@@ -658,7 +658,8 @@ export class Neo4jSemanticStore implements SemanticStore {
           aboutEntityIds: old.aboutEntityIds,
           supersedes: [factId],
           contradicts: [],
-          properties: { ...old.properties, ...(rest.properties ?? {}), ...(reason ? { correction_reason: reason } : {}) },
+          // A correction: the old value was a mistake, not a past state (recall does not show it as history).
+          properties: { ...old.properties, ...(rest.properties ?? {}), is_correction: true, ...(reason ? { correction_reason: reason } : {}) },
         },
         false,
       );

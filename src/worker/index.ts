@@ -74,7 +74,7 @@ export function createJobs(d: JobDeps): Record<JobName, JobFn> {
       batchSize: w.batchSize,
       lockTtlMs: w.lockTtlMs,
     }),
-    patterns: patternsJob({ conversations: s.conversations, toolLog: s.toolLog, knowledge: d.knowledge, locks: d.locks, lockTtlMs: w.lockTtlMs, batchSize: w.batchSize }),
+    patterns: patternsJob({ conversations: s.conversations, toolLog: s.toolLog, knowledge: d.knowledge, settings: s.settings, locks: d.locks, lockTtlMs: w.lockTtlMs, batchSize: w.batchSize }),
     decay: decayJob({ semantic: s.semantic, rate: w.decayRate, weeklyRate: w.inferredDecayRate }),
     cleanup: cleanupJob({
       conversations: s.conversations,

@@ -3,7 +3,7 @@ import { createMnemograph, type Mnemograph } from '../../src/container';
 import type { Embedder } from '../../src/embedding';
 import { MnemographError } from '../../src/errors';
 import { PgProfileStore } from '../../src/observations';
-import type { MemoryBundle, RecallSource } from '../../src/retrieval';
+import { formatContext, type MemoryBundle, type RecallSource } from '../../src/retrieval';
 import { Neo4jProceduralStore } from '../../src/procedural';
 import { StoreProvenanceFilter, SemanticEntitySource } from '../../src/retrieval/sources';
 import { eventually, testConfig, uid } from '../support/stack';
@@ -113,6 +113,27 @@ describe('remember returns facts, entities, strategies, goals and the profile', 
     const d2 = await withoutVectors((x) => x.memory.remember({ userId, query: 'What do I know about Zorabel?' }), { recallSources: [deep] });
     expect(ids(d2.entities)).toEqual([zora.id, lab.id, city.id]);
     expect(d2.entities[2]!.signals.graph?.note).toBe('depth 2 via Halvorsen Robotics -LOCATED_IN->');
+  });
+
+  it('shows a value a change of state superseded as past with its end, below the current one; a corrected mistake not at all', async () => {
+    const userId = uid('u');
+    const madrid = await fact(userId, 'Ines lives in Madrid', { predicate: 'lives_in', validFrom: '2020-01-01T00:00:00Z' });
+    // A move: the new value supersedes the old one as a change of state (what consolidation stores).
+    const valencia = (
+      await m.memory.semantic.storeFact({ userId, channel: '_global', claim: 'Ines lives in Valencia', predicate: 'lives_in', validFrom: '2024-03-01T00:00:00Z', supersedes: [madrid.id] })
+    ).fact;
+    const home = await m.memory.remember({ userId, query: 'Where does Ines live?' });
+    expect(ids(home.facts).slice(0, 2)).toEqual([valencia.id, madrid.id]);
+    expect(home.facts[1]).toMatchObject({ temporal: 'past', data: expect.objectContaining({ status: 'superseded', validTo: '2024-03-01T00:00:00Z' }) });
+    expect(formatContext(home)).toContain(`- [fact:${madrid.id}] Ines lives in Madrid (past, until 2024-03-01)`);
+    expect(formatContext(home)).toContain(`- [fact:${valencia.id}] Ines lives in Valencia (current, since 2024-03-01)`);
+
+    // A correction of a mistake: the old value was never true, so it is not history.
+    const typo = await fact(userId, 'Ines works at Telefonica Madrid', { predicate: 'works_at' });
+    const { newFact } = await m.memory.semantic.correctFact({ userId, factId: typo.id, claim: 'Ines works at Telefonica Valencia' });
+    const work = await m.memory.remember({ userId, query: 'Where does Ines work at Telefonica?' });
+    expect(ids(work.facts)).toContain(newFact.id);
+    expect(ids(work.facts)).not.toContain(typo.id);
   });
 
   it('never returns superseded facts, and ranks current facts above past ones', async () => {

@@ -375,6 +375,21 @@ describe('cleanup and patterns', () => {
     expect(found[0]?.strategy.toolSequence).toEqual(['ci_logs', 'edit_file']);
     expect((await run('patterns', [userId], { clock: { now: () => new Date(Date.now() + 3_600_000) } })).stats.conversations).toBe(0);
   });
+
+  it('leaves users with mining off out of pattern learning until it is back on', async () => {
+    const userId = uid('u');
+    const conversationId = uid('c');
+    await say(userId, conversationId, ['Please rotate the staging database credentials']);
+    await m.memory.recordInvocation({ userId, conversationId, toolName: 'vault_rotate', success: true, latencyMs: 10 });
+    const later = { clock: { now: () => new Date(Date.now() + 3_600_000) } };
+    await m.memory.updateSettings({ userId, autoMine: false });
+    expect((await run('patterns', [userId], later)).stats).toMatchObject({ conversations: 0, learned: 0, usersMiningOff: 1 });
+    expect(await m.memory.findStrategies({ userId, task: 'rotate staging database credentials' })).toEqual([]);
+    // Back on: the conversation that waited is mined (it was not marked as done while off).
+    await m.memory.updateSettings({ userId, autoMine: true });
+    expect((await run('patterns', [userId], later)).stats).toMatchObject({ conversations: 1, learned: 1, usersMiningOff: 0 });
+    expect((await m.memory.findStrategies({ userId, task: 'rotate staging database credentials' }))[0]?.strategy.toolSequence).toEqual(['vault_rotate']);
+  });
 });
 
 describe('worker lifecycle', () => {

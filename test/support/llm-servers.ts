@@ -7,8 +7,14 @@ import express from 'express';
  * Each answer comes from the `replies` script (in order; the last one repeats): a text the
  * "model" answers (sent once `after`, if given, settles), or an HTTP error. Requests are
  * recorded for assertions.
+ *
+ * As the real APIs do: when an Anthropic request forces a tool (`tool_choice: {type: 'tool'}`)
+ * and the text is a JSON object, the answer is that tool's `tool_use` block (a text that is
+ * not JSON stays a text block: a model that ignored the tool); `refusal` answers OpenAI's
+ * `message.refusal` / Anthropic's `stop_reason: refusal`; `truncated` finishes with
+ * `length` / `max_tokens`.
  */
-export type LlmReply = { text: string; inputTokens?: number; outputTokens?: number; after?: Promise<unknown> } | { status: number; message: string };
+export type LlmReply = { text: string; inputTokens?: number; outputTokens?: number; after?: Promise<unknown>; refusal?: string; truncated?: boolean } | { status: number; message: string };
 
 export interface LlmServer {
   baseUrl: string;
@@ -46,6 +52,15 @@ async function serve(setup: (app: express.Express, next: () => Promise<LlmReply>
 
 const approxTokens = (s: string) => Math.max(1, Math.ceil(s.length / 4));
 
+function jsonObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function startOpenAIChatServer(): Promise<LlmServer> {
   return serve((app, next, requests) => {
     app.post('/v1/chat/completions', async (req, res) => {
@@ -61,7 +76,14 @@ export function startOpenAIChatServer(): Promise<LlmServer> {
         object: 'chat.completion',
         created: Math.floor(Date.now() / 1000),
         model: body.model,
-        choices: [{ index: 0, message: { role: 'assistant', content: r.text, refusal: null }, finish_reason: 'stop', logprobs: null }],
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: r.refusal ? null : r.text, refusal: r.refusal ?? null },
+            finish_reason: r.truncated ? 'length' : 'stop',
+            logprobs: null,
+          },
+        ],
         usage: {
           prompt_tokens: r.inputTokens ?? approxTokens(body.messages.map((m) => m.content).join('\n')),
           completion_tokens: r.outputTokens ?? approxTokens(r.text),
@@ -75,20 +97,22 @@ export function startOpenAIChatServer(): Promise<LlmServer> {
 export function startAnthropicServer(): Promise<LlmServer> {
   return serve((app, next, requests) => {
     app.post('/v1/messages', async (req, res) => {
-      const body = req.body as { model: string; system?: string; messages: Array<{ content: string }> };
+      const body = req.body as { model: string; system?: string; messages: Array<{ content: string }>; tool_choice?: { type: string; name?: string } };
       requests.push(body);
       const r = await next();
       if ('status' in r) {
         res.status(r.status).json({ type: 'error', error: { type: 'api_error', message: r.message } });
         return;
       }
+      const forced = body.tool_choice?.type === 'tool' ? body.tool_choice.name : undefined;
+      const input = forced ? jsonObject(r.text) : undefined;
       res.json({
         id: `msg_${requests.length}`,
         type: 'message',
         role: 'assistant',
         model: body.model,
-        content: [{ type: 'text', text: r.text }],
-        stop_reason: 'end_turn',
+        content: input ? [{ type: 'tool_use', id: `toolu_${requests.length}`, name: forced, input }] : [{ type: 'text', text: r.refusal ?? r.text }],
+        stop_reason: r.refusal ? 'refusal' : r.truncated ? 'max_tokens' : input ? 'tool_use' : 'end_turn',
         stop_sequence: null,
         usage: { input_tokens: r.inputTokens ?? approxTokens(`${body.system ?? ''}${body.messages.map((m) => m.content).join('\n')}`), output_tokens: r.outputTokens ?? approxTokens(r.text) },
       });

@@ -92,7 +92,8 @@ describe('loadConfig', () => {
     expect(loadConfig({}).recallLlm).toBeUndefined();
     expect(loadConfig({ RECALL_LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-ant-1' }).recallLlm).toEqual({
       provider: 'anthropic',
-      model: 'claude-3-5-haiku-latest',
+      // A model served today (claude-3-5-haiku-latest is retired).
+      model: 'claude-haiku-4-5',
       baseUrl: undefined,
       apiKey: 'sk-ant-1',
       timeoutMs: 3000,
@@ -106,6 +107,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ RECALL_LLM_PROVIDER: 'openai' })).toThrow(/^OPENAI_API_KEY: is required when RECALL_LLM_PROVIDER=openai.*RECALL_LLM_PROVIDER=off/);
     expect(() => loadConfig({ RECALL_LLM_PROVIDER: 'anthropic', OPENAI_API_KEY: 'sk-1' })).toThrow(/^ANTHROPIC_API_KEY: is required when RECALL_LLM_PROVIDER=anthropic/);
     expect(() => loadConfig({ EXTRACTION_PROVIDER: 'anthropic' })).toThrow(/^ANTHROPIC_API_KEY: is required when EXTRACTION_PROVIDER=anthropic.*EXTRACTION_PROVIDER=rules/);
+  });
+
+  it('sends the extraction schema as structured output unless switched off, with a served Anthropic model by default', () => {
+    expect(loadConfig({ EXTRACTION_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-ant-1' }).extraction).toMatchObject({ model: 'claude-haiku-4-5', structuredOutput: true });
+    expect(loadConfig({ EXTRACTION_PROVIDER: 'openai-compatible', EXTRACTION_BASE_URL: 'http://127.0.0.1:8000/v1', EXTRACTION_STRUCTURED_OUTPUT: 'false' }).extraction.structuredOutput).toBe(false);
+    expect(() => loadConfig({ EXTRACTION_STRUCTURED_OUTPUT: 'sometimes' })).toThrow(/EXTRACTION_STRUCTURED_OUTPUT/);
   });
 
   it('redacts secrets for snapshots', () => {

@@ -1,7 +1,7 @@
 import { calibrate, certaintyFromNumber } from '../../src/extraction/calibration';
 import { ExtractionRejectedError, type ExtractionTurn } from '../../src/extraction/contract';
 import { contradicts, resolveContradiction } from '../../src/extraction/contradictions';
-import { normalizeJsonValues, parseLlmExtraction } from '../../src/extraction/llm-output';
+import { LLM_EXTRACTION_JSON_SCHEMA, LlmExtractionSchema, LlmExtractionWireSchema, normalizeJsonValues, parseLlmExtraction } from '../../src/extraction/llm-output';
 import { costUsd } from '../../src/llm/pricing';
 import { RulesExtractor } from '../../src/extraction/rules-extractor';
 
@@ -9,6 +9,53 @@ const turns: ExtractionTurn[] = [
   { id: 'c1:0', role: 'user', content: 'I moved to Lisbon.', timestamp: '2024-03-01T10:00:00Z', speaker: 'Ana' },
   { id: 'c1:1', role: 'assistant', content: 'Nice!', timestamp: '2024-03-01T10:00:05Z' },
 ];
+
+describe('structured output schema', () => {
+  /** Every object node of a JSON Schema, with its path. */
+  function objects(node: unknown, path = '$'): Array<{ path: string; node: Record<string, unknown> }> {
+    if (node === null || typeof node !== 'object') return [];
+    const n = node as Record<string, unknown>;
+    const own = n.type === 'object' ? [{ path, node: n }] : [];
+    return [...own, ...Object.entries(n).flatMap(([k, v]) => (Array.isArray(v) ? v.flatMap((x, i) => objects(x, `${path}.${k}[${i}]`)) : objects(v, `${path}.${k}`)))];
+  }
+
+  it("is in OpenAI's strict subset: every object closed, every property required, no defaults", () => {
+    const all = objects(LLM_EXTRACTION_JSON_SCHEMA);
+    expect(all.length).toBeGreaterThanOrEqual(5);
+    for (const { path, node } of all) {
+      expect([path, node.additionalProperties]).toEqual([path, false]);
+      expect([path, [...((node.required as string[]) ?? [])].sort()]).toEqual([path, Object.keys(node.properties as object).sort()]);
+    }
+    expect(JSON.stringify(LLM_EXTRACTION_JSON_SCHEMA)).not.toMatch(/"default"|"\$schema"/);
+  });
+
+  it('admits only answers the validating zod schema accepts, with the same meaning', () => {
+    const answer = LlmExtractionWireSchema.parse({
+      entities: [{ name: 'Revolut', type: 'organization', aliases: [], description: null }],
+      facts: [
+        {
+          claim: 'Dana works at Revolut',
+          subject: 'Dana',
+          relation: 'works_at',
+          object: 'Revolut',
+          polarity: 'positive',
+          single_valued: true,
+          certainty: 'explicit',
+          temporal: 'current',
+          is_correction: true,
+          ends: false,
+          source_turn: 'T3',
+          valid_from: '2024-10-01',
+          valid_to: null,
+        },
+      ],
+      relationships: [{ source: 'Dana', target: 'Revolut', type: 'WORKS_FOR', properties: [{ key: 'since', value: 'October' }], source_turn: null }],
+    });
+    const validated = LlmExtractionSchema.parse(answer);
+    expect(validated.facts[0]).toMatchObject({ relation: 'works_at', object: 'Revolut', single_valued: true, is_correction: true, ends: false, valid_from: '2024-10-01T00:00:00.000Z' });
+    expect(validated.relationships[0]!.properties).toEqual({ since: 'October' });
+  });
+});
 
 describe('calibration', () => {
   it('maps labels to the seed 003 numbers and bare numbers to the nearest label', () => {
@@ -206,9 +253,20 @@ describe('rules extractor', () => {
     ['I switched to a vegan diet.', ['diet', 'vegan', 'current', false]],
     ['I started running in January.', ['activity', 'running', 'current', false]],
     ['I no longer work for Acme anymore.', ['works_at', 'Acme', 'past', true]],
+    // Quitting with no employer named ends every current one and invents none.
+    ['I quit.', ['works_at', undefined, 'past', true]],
+    ["I just quit, no idea what's next.", ['works_at', undefined, 'past', true]],
+    ['I got laid off yesterday.', ['works_at', undefined, 'past', true]],
+    ["I'm unemployed now.", ['works_at', undefined, 'past', true]],
+    ['I quit smoking.', ['activity', 'smoking', 'past', true]],
   ])('reads a change of state: %s', async (line, expected) => {
     const r = await run([line]);
     expect(r.facts.map((f) => [f.relation, f.object, f.temporal, f.ends === true])).toEqual([expected]);
+  });
+
+  it('takes the employer, not the city it is in', async () => {
+    const r = await run(['I work for Zalando in Berlin.', 'I work at Spotify in Stockholm.']);
+    expect(r.facts.filter((f) => f.relation === 'works_at').map((f) => f.object)).toEqual(['Zalando', 'Spotify']);
   });
 
   it.each([
@@ -218,6 +276,9 @@ describe('rules extractor', () => {
     "If I lived in Paris I'd eat croissants every day.",
     'I wish I had a dog.',
     "I'm not married.",
+    'Should I quit?',
+    "I think I'll quit if nothing changes.",
+    'Maybe I got fired, the email was unclear.',
   ])('states nothing for a negation, hedge, question or wish: %s', async (line) => {
     expect((await run([line])).facts).toEqual([]);
   });

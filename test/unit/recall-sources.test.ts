@@ -79,17 +79,27 @@ describe('formatContext for non-turn memories', () => {
   it('marks past facts, goal urgency, strategy records and entity links, most relevant first', () => {
     const block = formatContext(
       bundle({
-        facts: [item({ id: 'f1', text: 'Lives in Riga', temporal: 'past', relevance: 0.1, data: { validTo: '2023-05-01T00:00:00Z' } })],
+        facts: [
+          item({ id: 'f1', text: 'Lives in Riga', temporal: 'past', relevance: 0.1, data: { predicate: 'lives_in', validTo: '2023-05-01T00:00:00Z' } }),
+          item({ id: 'f2', text: 'Lives in Tallinn', temporal: 'current', relevance: 0.12, data: { predicate: 'lives_in', validFrom: '2023-05-01T00:00:00Z' } }),
+          item({ id: 'f3', text: 'No longer works at Acme', temporal: 'past', relevance: 0.11, data: { predicate: 'works_at', ends: true, validTo: '2024-02-03T00:00:00Z' } }),
+          item({ id: 'f4', text: 'Likes tea', temporal: 'current', relevance: 0.05, data: { predicate: 'likes' } }),
+        ],
         entities: [item({ id: 'e1', kind: 'entity', text: 'Ada (person)', relevance: 0.3, related: [{ id: 'e2', text: 'Acme', relation: '-WORKS_FOR->' }] })],
         goals: [item({ id: 'g1', kind: 'goal', text: 'Ship v2', relevance: 0.2, data: { priority: 8, status: 'blocked', deadline: '2025-02-01T00:00:00Z' } })],
         strategies: [item({ id: 's1', kind: 'strategy', text: 'Bisect', relevance: 0.15, data: { toolSequence: ['git.log', 'git.bisect'], successRate: 0.75 } })],
       }),
     );
-    expect(block.split('\n').slice(2, 6)).toEqual([
+    expect(block.split('\n').slice(2, 10)).toEqual([
       '- [entity:e1] Ada (person) (related: -WORKS_FOR-> Acme)',
       '- [goal:g1] Ship v2 (priority 8, blocked, due 2025-02-01)',
       '- [strategy:s1] Bisect (tools: git.log → git.bisect, 75% success)',
-      '- [fact:f1] Lives in Riga (past until 2023-05-01)',
+      // The current value of something that changed says so; the past values carry their end.
+      '- [fact:f2] Lives in Tallinn (current, since 2023-05-01)',
+      '- [fact:f3] No longer works at Acme (past, ended 2024-02-03)',
+      '- [fact:f1] Lives in Riga (past, until 2023-05-01)',
+      '- [fact:f4] Likes tea',
+      '</memory-context>',
     ]);
   });
 

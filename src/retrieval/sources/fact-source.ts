@@ -12,10 +12,14 @@ export interface FactSourceDeps {
 /**
  * Facts for recall: full-text over claims (`fact_text_scoped`) and vector
  * (`fact_embeddings`, with the engine's query embedding) fused by weighted RRF like turns.
- * Only active facts (never superseded or retracted ones) of the user in the request's
- * channels; a fact whose validity window has closed, or that was said about the past, is
- * tagged `past` (the engine weighs it 0.7x, a current one 1.2x). Time range: the fact's
- * `valid_from`; metadata filters: its DERIVED_FROM turns.
+ * Active facts of the user in the request's channels, and the superseded ones as history:
+ * a fact whose validity window has closed, that was superseded, or that was said about the
+ * past is tagged `past` (the engine weighs tags by the question's tense, see currency.ts).
+ * A superseded fact is shown only next to its successor (the successor is among the
+ * candidates) and only when that successor records a change of state, not the correction
+ * of a mistake ("I meant Cambridge": Boston was never true). Retracted facts never. Time range: the fact's `valid_from`; metadata filters: its DERIVED_FROM
+ * turns. `data` carries what rendering and ranking need: predicate, object, status, `ends`
+ * (the fact records that a state ended), validity and the source turn.
  */
 export class SemanticFactSource implements RecallSource {
   readonly kind = 'fact' as const;
@@ -24,14 +28,16 @@ export class SemanticFactSource implements RecallSource {
 
   async search(req: SourceRequest): Promise<RecallItem[]> {
     const scope = req.scope;
-    const q = { limit: candidateCount(req) };
+    const q = { limit: candidateCount(req), includeInactive: true };
     const [ft, vec] = await Promise.all([
       this.d.store.fullTextSearchFacts(scope, searchText(req.query), q),
       req.embedding ? this.d.store.vectorSearchFacts(scope, req.embedding, q) : Promise.resolve([]),
     ]);
+    const byId = new Map([...ft, ...vec].map((h) => [h.fact.id, h.fact]));
+    const shown = (f: Fact) => f.status === 'active' || (f.status === 'superseded' && pastValue(f, byId));
     const fused = fuseHybrid(
-      ft.map((h) => ({ item: h.fact, score: h.score })),
-      vec.map((h) => ({ item: h.fact, score: h.score })),
+      ft.filter((h) => shown(h.fact)).map((h) => ({ item: h.fact, score: h.score })),
+      vec.filter((h) => shown(h.fact)).map((h) => ({ item: h.fact, score: h.score })),
       (f) => f.id,
       this.d.settings,
     );
@@ -50,6 +56,10 @@ export class SemanticFactSource implements RecallSource {
         confidence: f.confidence,
         certainty: f.certainty,
         predicate: f.predicate,
+        ...(f.properties.object !== undefined ? { object: f.properties.object } : {}),
+        status: f.status,
+        ...(f.properties.ends === true ? { ends: true } : {}),
+        ...(f.supersededBy ? { supersededBy: f.supersededBy } : {}),
         source: f.source,
         validFrom: f.validFrom,
         validTo: f.validTo,
@@ -69,4 +79,15 @@ export function temporalOf(f: Pick<Fact, 'temporal' | 'validFrom' | 'validTo' | 
   if (f.validTo && Date.parse(f.validTo) <= asOf) return 'past';
   if (Date.parse(f.validFrom) > asOf) return 'future';
   return f.temporal;
+}
+
+/**
+ * Whether a superseded fact is history worth showing: its successor is among the candidates
+ * (so the current value is shown with it; an unseen successor is not read, to keep recall one
+ * round trip) and records a change of state, not the correction of a mistake ("Sorry, I meant
+ * Cambridge", `correctFact`): a corrected value was never true.
+ */
+function pastValue(f: Fact, candidates: ReadonlyMap<string, Fact>): boolean {
+  const next = f.supersededBy ? candidates.get(f.supersededBy) : undefined;
+  return next !== undefined && (next.properties.is_correction !== true || next.properties.ends === true);
 }

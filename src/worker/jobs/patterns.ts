@@ -2,12 +2,15 @@ import nlp from 'compromise';
 import type { ConversationUpkeep } from '../../episodic/contract';
 import type { ToolInvocationLog } from '../../procedural/contract';
 import { errorMessage } from '../../errors';
+import type { SettingsStore } from '../../settings/contract';
 import type { JobContext, JobStats, KnowledgeWriter, LockService } from '../contract';
 
 export interface PatternsDeps {
   conversations: Pick<ConversationUpkeep, 'findPatternCandidates' | 'markPatternsExtracted'>;
   toolLog: Pick<ToolInvocationLog, 'callsOf'>;
   knowledge: KnowledgeWriter;
+  /** Users with automatic mining off (seed 002 autoMine, or memory disabled) are skipped, as by `consolidate`. */
+  settings: Pick<SettingsStore, 'miningOff'>;
   locks: LockService;
   lockTtlMs: number;
   batchSize: number;
@@ -35,12 +38,22 @@ export function toolSequenceOf(names: string[]): string[] {
  * at least half overall) teaches a strategy: the first user request as description, its
  * keywords as context pattern, the tool sequence. The strategy id is derived from (user,
  * channel, pattern, sequence) by procedural memory, and a conversation is counted once
- * per strategy, so reruns and concurrent workers reinforce nothing twice.
+ * per strategy, so reruns and concurrent workers reinforce nothing twice. Users whose
+ * settings turn mining off are left out of the search itself (their conversations wait,
+ * unmarked, and are mined once it is back on).
  */
 export function patternsJob(deps: PatternsDeps) {
   return async (ctx: JobContext): Promise<JobStats> => {
-    const stats: JobStats = { conversations: 0, learned: 0, unsuccessful: 0, skipped: 0 };
-    const rows = await deps.conversations.findPatternCandidates({ now: ctx.clock.now().toISOString(), idleMinutes: deps.idleMinutes ?? 30, limit: deps.batchSize, userIds: ctx.userIds ?? null });
+    const stats: JobStats = { conversations: 0, learned: 0, unsuccessful: 0, skipped: 0, usersMiningOff: 0 };
+    const miningOff = await deps.settings.miningOff(ctx.userIds ?? null);
+    stats.usersMiningOff = miningOff.length;
+    const rows = await deps.conversations.findPatternCandidates({
+      now: ctx.clock.now().toISOString(),
+      idleMinutes: deps.idleMinutes ?? 30,
+      limit: deps.batchSize,
+      userIds: ctx.userIds ?? null,
+      skipUserIds: miningOff,
+    });
     for (const c of rows) {
       if (ctx.signal.aborted) break;
       const key = `patterns:lock:${c.id}`;
