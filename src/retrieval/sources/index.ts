@@ -11,6 +11,7 @@ import { PgProfileSource, type ProfileReader } from './profile-source';
 import { StoreKnowledgePresence } from './presence';
 import { ProceduralStrategySource } from './strategy-source';
 import { PoolRecallSource } from './pool-source';
+import { ReadablePoolsPerRecall } from './readable-pools';
 import type { PoolStore } from '../../pools/contract';
 
 export { SemanticFactSource, temporalOf } from './fact-source';
@@ -38,15 +39,16 @@ export interface DefaultSourcesDeps {
 /** The recall sources over the semantic, procedural, goal and pool stores, and the profile source. */
 export function createDefaultSources(d: DefaultSourcesDeps): { sources: RecallSource[]; profile: ProfileSource; presence: StoreKnowledgePresence } {
   const provenance = new StoreProvenanceFilter({ semantic: d.semantic, procedural: d.procedural });
+  const readable = d.pools ? new ReadablePoolsPerRecall(d.pools) : undefined;
   return {
     sources: [
       new SemanticFactSource({ store: d.semantic, provenance, settings: d.settings }),
       new SemanticEntitySource({ store: d.semantic, provenance, settings: d.settings }),
       new ProceduralStrategySource({ store: d.procedural, provenance }),
       new GoalRecallSource({ store: d.goals }),
-      ...(d.pools ? [new PoolRecallSource({ store: d.pools, settings: d.settings })] : []),
+      ...(d.pools ? [new PoolRecallSource({ store: d.pools, readable, settings: d.settings })] : []),
     ],
     profile: new PgProfileSource(d.pg, d.profiles),
-    presence: new StoreKnowledgePresence({ semantic: d.semantic, procedural: d.procedural, goals: d.goals, pools: d.pools }),
+    presence: new StoreKnowledgePresence({ semantic: d.semantic, procedural: d.procedural, goals: d.goals, pools: readable }),
   };
 }

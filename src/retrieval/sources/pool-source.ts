@@ -6,6 +6,8 @@ import { hasMetadataFilter, inTimeRange } from './narrowing';
 
 export interface PoolSourceDeps {
   store: Pick<PoolStore, 'readablePools' | 'fulltextSearch' | 'vectorSearch'>;
+  /** Where the readable pools are asked (default: the store); recall shares one read per call with presence. */
+  readable?: Pick<PoolStore, 'readablePools'>;
   settings: FusionSettings;
 }
 
@@ -25,7 +27,7 @@ export class PoolRecallSource implements RecallSource {
 
   async search(req: SourceRequest): Promise<RecallItem[]> {
     if (req.scope.agentId === null || hasMetadataFilter(req.filters)) return [];
-    const pools = await this.d.store.readablePools(req.scope);
+    const pools = await (this.d.readable ?? this.d.store).readablePools(req.scope);
     if (pools.length === 0) return [];
     const hits = await searchPools(this.d.store, this.d.settings, { actor: req.scope, pools, query: req.query, embedding: req.embedding, userId: req.scope.userId, limit: req.limit * 2 });
     return hits
