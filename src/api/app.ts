@@ -9,7 +9,7 @@ import { parseInput } from '../schemas';
 import { keyPrincipal, TenantNamespace, type KeyRole } from '../access';
 import { PgTenantStore, type FencePass, type Principal, type UserDataStore, type UserWriteFence } from '../tenancy';
 import { jsonBody } from './body';
-import { isStreamed, pathParams, usesQuery } from './contract';
+import { entersFence, isStreamed, pathParams, usesQuery } from './contract';
 import { HttpError, toHttpError } from './errors';
 import type { Route, RouteContext, StreamBody } from './handlers';
 import { checkReadiness } from './health';
@@ -175,7 +175,7 @@ function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, fence: User
     const userIds = r.access === 'tenant' ? [] : TenantNamespace.userIds(input);
     const internal = ns.mapIn(input);
     const internalIds = r.access === 'tenant' ? [] : TenantNamespace.userIds(internal);
-    const pass = r.method === 'get' || r.access === 'erase' || r.access === 'tenant' ? undefined : await enterFence(fence, ns, internalIds);
+    const pass = entersFence(r) ? await enterFence(fence, ns, internalIds) : undefined;
     const t0 = performance.now();
     let outcome = 'error';
     try {
