@@ -142,24 +142,24 @@ export class AgentMemory {
     const results = await this.d.episodic.storeTurns(turns, {
       beforeCommit: (stored) => this.d.turnLog.append(turns.map((t, i) => ({ ...t, id: stored[i]!.turn.id, index: stored[i]!.turn.index, created: stored[i]!.created }))),
     });
-    await Promise.all([
-      // One working-memory write per session, not per turn (a batch import may hold thousands).
-      ...groupBy(
-        results.filter((r) => r.created),
-        (r) => `${r.turn.userId}\u0000${r.turn.channel}\u0000${r.turn.conversationId}`,
-      ).map((group) =>
-        this.d.working.addTurns(
-          scopeOf(this.principal, group[0]!.turn),
-          group.map(({ turn: t }) => ({ id: t.id, role: t.role, content: t.content, timestamp: t.timestamp, index: t.index })),
-        ),
-      ),
-    ]);
-    if (results.some((r) => r.created && !r.turn.embedded)) this.d.backgroundEmbedder.kick();
+    // A repeat of a turn an earlier attempt stored but never acknowledged (the process stopped,
+    // or its answer was a 503 after the commit) is completed here: its row was written before
+    // that commit (and a missing one by the repeat's own append), its audit row is written now.
+    const repeats = results.filter((r) => !r.created);
+    const unaudited = new Set(
+      repeats.length === 0
+        ? []
+        : await this.d.audit.unrecorded(
+            [...new Set(repeats.map((r) => r.turn.userId))],
+            repeats.map((r) => r.turn.id),
+            ['store', 'import'],
+          ),
+    );
+    const completed = results.filter((r) => r.created || unaudited.has(r.turn.id));
     const latencyMs = performance.now() - t0;
-    for (const group of groupBy(
-      results.filter((r) => r.created),
-      (r) => `${r.turn.userId}\u0000${r.turn.conversationId}`,
-    )) {
+    // Audited right after the commit, before anything else is awaited: a concurrent repeat's
+    // check (which flushes the queue first) then sees this row.
+    for (const group of groupBy(completed, (r) => `${r.turn.userId}\u0000${r.turn.conversationId}`)) {
       const first = group[0]!.turn;
       this.d.audit.logWrite({
         operation,
@@ -173,6 +173,16 @@ export class AgentMemory {
         payload: { turns: group.map((r) => ({ id: r.turn.id, role: r.turn.role, content: r.turn.content })) },
       });
     }
+    await Promise.all([
+      // One working-memory write per session, not per turn (a batch import may hold thousands).
+      ...groupBy(completed, (r) => `${r.turn.userId}\u0000${r.turn.channel}\u0000${r.turn.conversationId}`).map((group) =>
+        this.d.working.addTurns(
+          scopeOf(this.principal, group[0]!.turn),
+          group.map(({ turn: t }) => ({ id: t.id, role: t.role, content: t.content, timestamp: t.timestamp, index: t.index })),
+        ),
+      ),
+    ]);
+    if (results.some((r) => r.created && !r.turn.embedded)) this.d.backgroundEmbedder.kick();
     return results;
   }
 

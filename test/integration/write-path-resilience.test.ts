@@ -11,6 +11,9 @@ import { createEmbedder } from '../../src/embedding';
 import { OpenAIEmbedder } from '../../src/embedding/openai-embedder';
 import { startOpenAICompatibleServer } from '../support/openai-compatible-server';
 import { TcpProxy } from '../support/tcp-proxy';
+import { Neo4jEpisodicStore, PgTurnLog } from '../../src/episodic';
+import { prepareTurn } from '../../src/episodic/prepare';
+import { TurnInputSchema } from '../../src/episodic/schema';
 import { eventually, testConfig, uid } from '../support/stack';
 
 const silent = createLogger('silent');
@@ -108,6 +111,24 @@ describe('a Neo4j commit whose acknowledgement is lost (issue #22, finding 4)', 
     // Another call storing the same turn is a repeat: not created, nothing audited again.
     const again = await m.memory.storeTurn({ userId, conversationId, role: 'user', content: 'my ack was lost', index: 0 });
     expect(again.created).toBe(false);
+    expect((await auditRows(m, userId)).map((r) => r.operation)).toEqual(['store']);
+  });
+
+  it('a repeat of a turn stored but never acknowledged (the process stopped after the commit) audits it once', async () => {
+    const userId = uid('u');
+    const conversationId = uid('c');
+    // What a process that stopped right after the commit leaves: the turn and its row, no audit row.
+    const turn = prepareTurn(TurnInputSchema.parse({ userId, conversationId, role: 'user', content: 'never acknowledged', index: 0 }));
+    const log = new PgTurnLog(m.pg.primary);
+    await new Neo4jEpisodicStore(m.neo4j).storeTurns([turn], { beforeCommit: (stored) => log.append(stored.map((r) => ({ ...turn, id: r.turn.id, index: r.turn.index, created: r.created }))) });
+    expect(await auditRows(m, userId)).toEqual([]);
+
+    const retried = await m.memory.storeTurn({ userId, conversationId, role: 'user', content: 'never acknowledged', index: 0 });
+    expect(retried.created).toBe(false);
+    expect((await auditRows(m, userId)).map((r) => r.operation)).toEqual(['store']);
+    expect((await m.pg.primary.query('SELECT 1 FROM conversation_logs WHERE turn_id = $1', [retried.turn.id])).rowCount).toBe(1);
+    // Once audited, further repeats add nothing.
+    await m.memory.storeTurns([{ userId, conversationId, role: 'user', content: 'never acknowledged', index: 0 }]);
     expect((await auditRows(m, userId)).map((r) => r.operation)).toEqual(['store']);
   });
 
