@@ -134,8 +134,9 @@ function sampleReadiness(svc: Service) {
   const loop = (async () => {
     while (!stopped) {
       const at = Date.now();
-      const r = await fetch(`${svc.url}/readyz`, { signal: AbortSignal.timeout(10_000) }).then(
-        async (res) => ({ status: res.status, body: (await res.json()) as { stores?: { redis?: { degraded?: boolean } } } }),
+      type Body = { stores?: { redis?: { degraded?: boolean } } };
+      const r: { status: number; body: Body } = await fetch(`${svc.url}/readyz`, { signal: AbortSignal.timeout(10_000) }).then(
+        async (res) => ({ status: res.status, body: (await res.json()) as Body }),
         () => ({ status: 0, body: {} }),
       );
       samples.push({ at, status: r.status, redisDegraded: r.body.stores?.redis?.degraded === true });
