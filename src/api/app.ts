@@ -49,6 +49,10 @@ export interface ApiApp {
   readonly draining: boolean;
   /** Starts draining (the server is shutting down); cannot be undone. */
   drain(): void;
+  /** Whether warm-up (warm-up.ts) is still under way: /readyz answers 503 with `warming: true`. */
+  readonly warming: boolean;
+  /** Marks the start (true) or end (false) of warm-up. */
+  setWarming(warming: boolean): void;
   close(): void;
 }
 
@@ -75,6 +79,7 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   authFailures.init({ windowMs: 60_000 } as Options);
 
   let draining = false;
+  let warming = false;
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
@@ -90,8 +95,8 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   });
   app.get('/readyz', async (_req, res) => {
     const r = await checkReadiness({ driver: m.driver, database: m.config.neo4j.database, pg: m.pg.primary, redis: m.redis }, opts.readyTimeoutMs);
-    const ready = r.ready && !draining;
-    res.status(ready ? 200 : 503).json({ ...r, ready, draining });
+    const ready = r.ready && !draining && !warming;
+    res.status(ready ? 200 : 503).json({ ...r, ready, draining, warming });
   });
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
@@ -143,6 +148,12 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
     },
     drain: () => {
       draining = true;
+    },
+    get warming() {
+      return warming;
+    },
+    setWarming: (w) => {
+      warming = w;
     },
     close: () => limiterStore.shutdown(),
   };

@@ -119,6 +119,7 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string): Open
   const Readiness = z.object({
     ready: z.boolean(),
     draining: z.boolean(),
+    warming: z.boolean(),
     stores: z.object({ neo4j: StoreCheck, postgres: StoreCheck, redis: StoreCheck.extend({ degraded: z.boolean().optional() }) }),
   });
   registry.registerPath({

@@ -26,7 +26,7 @@ export interface Service {
 export async function openService(env: Record<string, string>): Promise<Service> {
   const config = loadConfig({
     ...process.env,
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.FAULTS_LOG_LEVEL ?? 'silent',
     MIGRATE_ON_START: 'true',
     AUDIT_LEVEL: 'writes',
     API_RATE_LIMIT_PER_MINUTE: '1000000',
@@ -74,6 +74,8 @@ export async function openService(env: Record<string, string>): Promise<Service>
 interface Sent {
   at: number;
   status: number;
+  /** The error code and message of a 5xx other than 503 (what to fix). */
+  error?: string;
 }
 
 /** One acknowledged turn: what the caller was told is stored. */
@@ -107,7 +109,7 @@ function startWriters(svc: Service, writers: number, tag: string) {
     for (let index = 0; !stopped; index++) {
       for (;;) {
         const r = await svc.call('POST', '/v1/turns', { userId, conversationId, index, role: index % 2 ? 'assistant' : 'user', content: `writer ${w} turn ${index} of ${tag}` });
-        sent.push({ at: Date.now(), status: r.status });
+        sent.push({ at: Date.now(), status: r.status, ...(is5xxNot503(r.status) ? { error: `${r.body?.error?.code}: ${r.body?.error?.message}` } : {}) });
         if (r.status === 200 || r.status === 201) {
           ledger.push({ userId, conversationId, index, id: r.body.turn.id as string });
           break;
@@ -222,6 +224,7 @@ export async function outage(svc: Service, store: StoreControl, opts: { writers:
     requests_sent: writers.sent.length,
     statuses: histogram(writers.sent.map((s) => s.status)),
     status_5xx_not_503: writers.sent.filter((s) => is5xxNot503(s.status)).length,
+    errors_5xx_not_503: [...new Set(writers.sent.flatMap((s) => (s.error ? [s.error] : [])))].slice(0, 5),
     errors_during_outage: histogram(during.filter((s) => s.status !== 200 && s.status !== 201).map((s) => s.status)),
     acknowledged_during_outage: during.filter((s) => s.status === 200 || s.status === 201).length,
     time_to_recover_ms: recovered ? recovered.at - t.started : null,
