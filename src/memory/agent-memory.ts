@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { returnedIds } from '../audit/returned-ids';
 import type { AuditLogger } from '../audit';
+import type { InteractiveGate } from '../infra/interactive-gate';
 import { ValidationError } from '../errors';
 import type { Embedder } from '../embedding';
 import {
@@ -52,6 +53,8 @@ export interface AgentMemoryDeps {
   audit: AuditLogger;
   log: Logger;
   embeddingMode: 'inline' | 'deferred';
+  /** Held while remember() and storeTurn() run, so background loops yield to them (infra/interactive-gate). */
+  gate?: InteractiveGate;
   /** The read path behind remember(). */
   recall: RecallEngine;
   /** Knowledge stores (semantic, procedural, goals) and their settings. */
@@ -116,6 +119,10 @@ export class AgentMemory {
    * Invalid input throws ValidationError before anything is written.
    */
   async storeTurn(input: TurnInput): Promise<StoreTurnResult> {
+    return this.d.gate ? this.d.gate.run(() => this.storeOne(input)) : this.storeOne(input);
+  }
+
+  private async storeOne(input: TurnInput): Promise<StoreTurnResult> {
     const [result] = await this.store([prepareTurn(parseInput(TurnInputSchema, input, 'turn'))], 'store');
     return result!;
   }
@@ -226,6 +233,10 @@ export class AgentMemory {
    * Invalid input throws ValidationError.
    */
   async remember(query: RecallQuery): Promise<MemoryBundle> {
+    return this.d.gate ? this.d.gate.run(() => this.recallNow(query)) : this.recallNow(query);
+  }
+
+  private async recallNow(query: RecallQuery): Promise<MemoryBundle> {
     // The principal's agent is in the scope: recall then also searches the pools it may read.
     // The user's settings fill what the call leaves unset (topK, rerank) and may switch recall
     // off for the user or this agent; a user who never changed them reads the defaults.
