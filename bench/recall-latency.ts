@@ -1,5 +1,5 @@
 import cliProgress from 'cli-progress';
-import type { Mnemograph } from '../src/container';
+import { createMnemograph, type Mnemograph } from '../src/container';
 import { luceneTerms } from '../src/infra/fulltext-scope';
 import { keywords } from '../src/retrieval';
 import type { CachingEmbedder } from './recall-embedding-cache';
@@ -26,7 +26,11 @@ const COUNT_TURNS = `MATCH (t:Turn) WHERE t.user_id = $userId RETURN count(t) AS
  * text has to be embedded at ingest. Texts therefore repeat
  * (~17 copies each at 100k); queries are LoCoMo questions.
  */
-export async function runLatency(m: Mnemograph, embedder: CachingEmbedder, opts: { turns: number; queries: number; keep: boolean; poolEntries?: number }): Promise<Record<string, unknown>> {
+export async function runLatency(
+  m: Mnemograph,
+  embedder: CachingEmbedder,
+  opts: { turns: number; queries: number; keep: boolean; poolEntries?: number; underLoad?: number },
+): Promise<Record<string, unknown>> {
   const ds = loadLocomo(defaultLocomoPath());
   const pool = ds.conversations.flatMap((c) => c.sessions.flatMap((s) => s.turns));
   const userId = `bench-latency-${opts.turns}`;
@@ -122,6 +126,9 @@ export async function runLatency(m: Mnemograph, embedder: CachingEmbedder, opts:
     });
   }
   embedder.bypass = false;
+  // With --under-load: remember and storeTurn as served, first quiet, then while a bulk import
+  // of that many turns is embedded in the background and the worker consolidates, same run.
+  const underLoad = (opts.underLoad ?? 0) > 0 ? await hotPathUnderLoad(m, embedder, userId, questions, pool, opts.underLoad!) : undefined;
   const rememberStages = Object.fromEntries(Object.entries(stages).map(([stage, ms]) => [stage, percentiles(ms)]));
   const bareVector = await measure('vector', (i) => m.neo4j.read(BARE_VECTOR, { k: 10, embedding: embeddings[i] }, tag));
   const bareFulltext = await measure('fulltext', (i) => m.neo4j.read(BARE_FULLTEXT, { k: 10, query: luceneTerms(keywords(questions[i]!).map((term) => ({ term }))) || 'nothing' }, tag));
@@ -146,6 +153,7 @@ export async function runLatency(m: Mnemograph, embedder: CachingEmbedder, opts:
           pool_note: 'remember_ms: no agent (no pools, as before); agent_remember_ms: the same questions by an agent key that reads 3 pools; same run, same load',
         }
       : {}),
+    ...(underLoad ? { under_load: underLoad } : {}),
     note: 'remember_ms includes embedding each query with the configured model (remember_stage_ms.embed); topK 10, default techniques',
   };
   console.log(JSON.stringify(result, null, 2));
@@ -155,4 +163,90 @@ export async function runLatency(m: Mnemograph, embedder: CachingEmbedder, opts:
     for (const poolId of poolIds) await m.memory.pools.deletePool(poolId);
   }
   return result;
+}
+
+/**
+ * remember() and storeTurn() p50/p95, one caller, alternating, `questions.length` of each:
+ * first on a quiet service, then while a second facade over the same stores and the same
+ * embedder (as one service process has) imports `importTurns` turns of another user with
+ * deferred embedding (its background embedder embeds them at background priority) and runs
+ * the consolidate job in a loop. Queries and stored turns are embedded for real (no cache).
+ */
+async function hotPathUnderLoad(
+  m: Mnemograph,
+  embedder: CachingEmbedder,
+  userId: string,
+  questions: string[],
+  pool: Array<{ content: string; speaker: string; role: 'user' | 'assistant' }>,
+  importTurns: number,
+): Promise<Record<string, unknown>> {
+  const conversationId = `${userId}-live-${Date.now().toString(36)}`;
+  let written = 0;
+  const measure = async (label: string) => {
+    const remember: number[] = [];
+    const store: number[] = [];
+    for (let i = 0; i < questions.length; i++) {
+      let s = performance.now();
+      await m.memory.remember({ userId, query: questions[i]!, topK: 10 });
+      remember.push(performance.now() - s);
+      s = performance.now();
+      await m.memory.storeTurn({ userId, conversationId, role: 'user', content: `${pool[(written++ * 31) % pool.length]!.content} (${label})` });
+      store.push(performance.now() - s);
+    }
+    return { remember_ms: percentiles(remember), store_turn_ms: percentiles(store) };
+  };
+  embedder.bypass = true;
+  const importUser = `${userId}-import-${Date.now().toString(36)}`;
+  const busy = { stop: false, imported: 0, consolidateRuns: 0 };
+  const background = await createMnemograph({ ...m.config, embedding: { ...m.config.embedding, mode: 'deferred' } }, { embedder, log: m.log });
+  try {
+    for (let i = 0; i < 20; i++) await m.memory.remember({ userId, query: questions[i % questions.length]!, topK: 10 });
+    const quiet = await measure('quiet');
+    const importing = (async () => {
+      for (let i = 0; i < importTurns && !busy.stop; i += 500) {
+        const batch = [];
+        for (let j = i; j < Math.min(importTurns, i + 500); j++) {
+          const t = pool[(j * 104_729) % pool.length]!;
+          batch.push({ userId: importUser, conversationId: `${importUser}-c${Math.floor(j / 100)}`, role: t.role, content: `${t.content} #${j}`, metadata: { speaker: t.speaker } });
+        }
+        await background.memory.storeTurns(batch);
+        busy.imported += batch.length;
+      }
+    })();
+    const consolidating = (async () => {
+      while (!busy.stop) {
+        await background.memory.runJob('consolidate').catch(() => undefined);
+        busy.consolidateRuns++;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    // Wait for the backlog to build before measuring.
+    while (busy.imported < Math.min(importTurns, 1_000)) await new Promise((r) => setTimeout(r, 100));
+    const pendingAtStart = await pendingEmbeddings(m);
+    const loaded = await measure('under load');
+    const pendingAtEnd = await pendingEmbeddings(m);
+    busy.stop = true;
+    await Promise.all([importing, consolidating]);
+    return {
+      quiet,
+      busy: loaded,
+      import_turns_stored: busy.imported,
+      embeddings_pending: { at_start: pendingAtStart, at_end: pendingAtEnd },
+      background_embedded_while_measured: background.backgroundEmbedder.embedded,
+      consolidate_runs: busy.consolidateRuns,
+      budgets_ms: { remember_p95: 50, store_turn_p95: 25 },
+      note: 'one caller alternating remember (topK 10) and storeTurn (inline embedding), each text embedded for real; the busy phase imports turns of another user in batches of 500 with deferred embedding (embedded by the background embedder at background priority on the same embedder) and runs consolidate in a loop',
+    };
+  } finally {
+    busy.stop = true;
+    embedder.bypass = false;
+    await background.close();
+    await deleteUsers(m, [importUser]).catch(() => undefined);
+  }
+}
+
+// -> {n}: turns waiting for their embedding
+const PENDING = 'MATCH (t:Turn) WHERE t.embedding_pending = true RETURN count(t) AS n';
+async function pendingEmbeddings(m: Mnemograph): Promise<number> {
+  return (await m.neo4j.read<{ n: number }>(PENDING, {}, { subsystem: 'bench', op: 'pending' }))[0]?.n ?? 0;
 }

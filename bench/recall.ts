@@ -51,6 +51,7 @@ export const SYSTEMS: Record<string, Techniques> = {
 
 interface Options {
   format: 'locomo' | 'longmemeval' | 'latency';
+  underLoad: string;
   dataset?: string;
   systems: string;
   depth: string;
@@ -77,6 +78,11 @@ async function main(): Promise<void> {
     .option('--out <file>', 'result file (default bench/results/recall-<dataset>.json)')
     .option('--turns <n>', 'latency: stored turns for the one user', '100000')
     .option('--queries <n>', 'latency: queries measured', '300')
+    .option(
+      '--under-load <turns>',
+      'latency: also measure remember and storeTurn while a bulk import of this many turns embeds in the background and the worker consolidates, beside the quiet figures (0: off)',
+      '0',
+    )
     .option('--pool-entries <n>', 'latency: entries in 3 memory pools an agent reads; remember() is then measured for that agent too, beside the pool-free figure (0: off)', '0')
     .parse()
     .opts<Options>();
@@ -88,7 +94,7 @@ async function main(): Promise<void> {
   try {
     if (opts.format === 'latency') {
       const poolEntries = Number(opts.poolEntries);
-      const result = await runLatency(m, embedder, { turns: Number(opts.turns), queries: Number(opts.queries), keep: opts.keep === true, poolEntries });
+      const result = await runLatency(m, embedder, { turns: Number(opts.turns), queries: Number(opts.queries), keep: opts.keep === true, poolEntries, underLoad: Number(opts.underLoad) });
       write(opts.out ?? join(ROOT, poolEntries > 0 ? 'bench/results/recall-latency-pools.json' : 'bench/results/recall-latency.json'), result);
       return;
     }

@@ -6,6 +6,7 @@ import type { Config } from './config';
 import { createEmbedder, type Embedder } from './embedding';
 import { BackgroundEmbedder, Neo4jConversationBrowser, Neo4jConversationUpkeep, Neo4jEpisodicStore, PgTurnLog, turnBacklog } from './episodic';
 import { createLogger, type Logger } from './infra/logger';
+import { InteractiveGate } from './infra/interactive-gate';
 import { createNeo4jDriver, Neo4jExecutor, waitForNeo4j } from './infra/neo4j';
 import { createPgPools } from './infra/postgres';
 import { createRedis, type RedisClient } from './infra/redis';
@@ -141,7 +142,9 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     },
     log,
   );
-  const backgroundEmbedder = new BackgroundEmbedder(turnBacklog(episodic), embedder, log);
+  // Interactive calls (remember, storeTurn) ahead of the background embedders.
+  const gate = new InteractiveGate();
+  const backgroundEmbedder = new BackgroundEmbedder(turnBacklog(episodic), embedder, log, { batchSize: 32, pollMs: 2_000, batchesPerRound: 8, gate });
   if (opts.backgroundEmbedding !== false) backgroundEmbedder.start();
 
   // The worker's promote job reads candidates straight from the store (across users).
@@ -156,7 +159,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     },
     embedder,
     log,
-    { batchSize: 32, pollMs: 30_000, batchesPerRound: 2 },
+    { batchSize: 32, pollMs: 30_000, batchesPerRound: 2, gate },
   );
   if (opts.backgroundEmbedding !== false) knowledgeEmbedder.start();
   const proceduralStore = new Neo4jProceduralStore(neo4j);
@@ -220,6 +223,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     audit,
     log,
     embeddingMode: config.embedding.mode,
+    gate,
     recall,
     semantic: semanticStore,
     procedural: proceduralStore,

@@ -9,7 +9,7 @@ import { parseInput } from '../schemas';
 import { keyPrincipal, TenantNamespace, type KeyRole } from '../access';
 import { PgTenantStore, type FencePass, type Principal, type UserDataStore, type UserWriteFence } from '../tenancy';
 import { jsonBody } from './body';
-import { isStreamed, pathParams, usesQuery } from './contract';
+import { entersFence, isStreamed, pathParams, usesQuery } from './contract';
 import { HttpError, toHttpError } from './errors';
 import type { Route, RouteContext, StreamBody } from './handlers';
 import { checkReadiness } from './health';
@@ -50,6 +50,10 @@ export interface ApiApp {
   readonly draining: boolean;
   /** Starts draining (the server is shutting down); cannot be undone. */
   drain(): void;
+  /** Whether warm-up (warm-up.ts) is still under way: /readyz answers 503 with `warming: true`. */
+  readonly warming: boolean;
+  /** Marks the start (true) or end (false) of warm-up. */
+  setWarming(warming: boolean): void;
   close(): void;
 }
 
@@ -80,6 +84,7 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   authFailures.init({ windowMs: 60_000 } as Options);
 
   let draining = false;
+  let warming = false;
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
@@ -95,8 +100,8 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
   });
   app.get('/readyz', async (_req, res) => {
     const r = await checkReadiness({ driver: m.driver, database: m.config.neo4j.database, pg: m.pg.primary, redis: m.redis }, opts.readyTimeoutMs);
-    const ready = r.ready && !draining;
-    res.status(ready ? 200 : 503).json({ ...r, ready, draining });
+    const ready = r.ready && !draining && !warming;
+    res.status(ready ? 200 : 503).json({ ...r, ready, draining, warming });
   });
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
@@ -149,6 +154,12 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
     drain: () => {
       draining = true;
     },
+    get warming() {
+      return warming;
+    },
+    setWarming: (w) => {
+      warming = w;
+    },
     close: () => limiterStore.shutdown(),
   };
 }
@@ -180,7 +191,7 @@ function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, fence: User
     const userIds = r.access === 'tenant' ? [] : TenantNamespace.userIds(input);
     const internal = ns.mapIn(input);
     const internalIds = r.access === 'tenant' ? [] : TenantNamespace.userIds(internal);
-    const pass = r.method === 'get' || r.access === 'erase' || r.access === 'tenant' ? undefined : await enterFence(fence, ns, internalIds);
+    const pass = entersFence(r) ? await enterFence(fence, ns, internalIds) : undefined;
     const t0 = performance.now();
     let outcome = 'error';
     try {

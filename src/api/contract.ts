@@ -78,6 +78,15 @@ export function pathParams(path: string): string[] {
   return [...path.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1]!);
 }
 
+/**
+ * Whether a call of the route enters the erasure fence of the users it names (UserWriteFence):
+ * every call but reads by GET, the erasure itself and tenant-wide routes. Such a call naming a
+ * user being erased is refused with 409 USER_BEING_ERASED (documented in the OpenAPI).
+ */
+export function entersFence(def: Pick<RouteDef, 'method' | 'access'>): boolean {
+  return def.method !== 'get' && def.access !== 'erase' && def.access !== 'tenant';
+}
+
 /** Whether the input travels in the query string (get, delete) rather than a JSON body. */
 export function usesQuery(method: HttpMethod): boolean {
   return method === 'get' || method === 'delete';

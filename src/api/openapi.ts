@@ -1,6 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { isStreamed, pathParams, usesQuery, type RouteDef } from './contract';
+import { entersFence, isStreamed, pathParams, usesQuery, type RouteDef } from './contract';
 import { ErrorSchema } from './schemas';
 
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
@@ -37,6 +37,20 @@ function mapInner(outer: z.ZodType, inner: z.ZodType, wrap: (t: z.ZodType) => z.
 function successContent(r: RouteDef): Record<string, { schema: z.ZodType }> {
   if (!isStreamed(r)) return { 'application/json': { schema: forDocs(r.output) } };
   return Object.fromEntries(r.response.contentTypes.map((t) => [t, { schema: r.output }]));
+}
+
+/** Whether an input schema has a `userId` anywhere (a batch's turns included): the users a call names. */
+export function namesUsers(schema: z.ZodType): boolean {
+  if (schema instanceof z.ZodObject) {
+    const shape: Record<string, z.ZodType> = schema.shape;
+    return Object.entries(shape).some(([k, v]) => k === 'userId' || namesUsers(v));
+  }
+  if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable) return namesUsers(schema.unwrap() as z.ZodType);
+  if (schema instanceof z.ZodDefault) return namesUsers(schema.def.innerType as z.ZodType);
+  if (schema instanceof z.ZodArray) return namesUsers(schema.element as z.ZodType);
+  if (schema instanceof z.ZodUnion) return (schema.options as z.ZodType[]).some(namesUsers);
+  if (schema instanceof z.ZodPipe) return namesUsers(schema.in as z.ZodType);
+  return false;
 }
 
 /** Express ":name" to OpenAPI "{name}". */
@@ -83,6 +97,9 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string): Open
         401: errorResponse('missing, unknown or revoked API key'),
         403: errorResponse(`the key's role may not call this route (allowed: ${r.roles.join(', ')})`),
         404: errorResponse('the user, or the object named in the path, does not exist for this tenant'),
+        ...(entersFence(r) && namesUsers(r.input)
+          ? { 409: errorResponse('USER_BEING_ERASED: a user this call names is being erased (DELETE /v1/users/{userId} is running); nothing was written. Retry once the erasure has finished') }
+          : {}),
         413: errorResponse('request body larger than API_BODY_LIMIT'),
         429: errorResponse('rate limit of this API key exceeded; retry after the Retry-After header'),
         503: errorResponse('a store is unavailable; retry later'),
@@ -102,6 +119,7 @@ export function buildOpenApi(routes: readonly RouteDef[], version: string): Open
   const Readiness = z.object({
     ready: z.boolean(),
     draining: z.boolean(),
+    warming: z.boolean(),
     stores: z.object({ neo4j: StoreCheck, postgres: StoreCheck, redis: StoreCheck.extend({ degraded: z.boolean().optional() }) }),
   });
   registry.registerPath({

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { Mnemograph } from '../container';
 import { createApiApp, type ApiApp, type ApiOptions } from './app';
+import { warmUp } from './warm-up';
 
 export interface RunningServer {
   url: string;
@@ -18,7 +19,7 @@ export interface RunningServer {
 }
 
 /** Listens on `port` (0: a free one) and `host` (default 127.0.0.1). */
-export async function startServer(m: Mnemograph, opts: ApiOptions & { port?: number; host?: string } = {}): Promise<RunningServer> {
+export async function startServer(m: Mnemograph, opts: ApiOptions & { port?: number; host?: string; warmUp?: boolean } = {}): Promise<RunningServer> {
   const api = createApiApp(m, opts);
   const host = opts.host ?? m.config.api.host;
   const server = await new Promise<Server>((resolve, reject) => {
@@ -26,6 +27,13 @@ export async function startServer(m: Mnemograph, opts: ApiOptions & { port?: num
   });
   const port = (server.address() as AddressInfo).port;
   let closing: Promise<void> | undefined;
+  // Listening already (a load balancer may ask), but not ready until the first request is warm.
+  if (opts.warmUp !== false) {
+    api.setWarming(true);
+    const report = await warmUp(m);
+    api.setWarming(false);
+    m.log.info({ subsystem: 'api', ...report }, 'warmed up');
+  }
   return {
     url: `http://${host}:${port}`,
     port,

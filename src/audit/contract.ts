@@ -81,6 +81,13 @@ export interface AuditLogger {
   logRead(event: ReadEvent): void;
   logPromotion(event: PromotionEvent): void;
   flush(): Promise<void>;
+  /**
+   * Of `ids` (memory ids of `userIds`), those no write row of `operations` names yet, after
+   * flushing what is queued: a repeated write finds what an earlier attempt acknowledged to
+   * nobody left unaudited (its process stopped, or its answer was a 503 after the commit).
+   * Empty at level `off`. Reads PostgreSQL; fails with StoreUnavailableError while it is away.
+   */
+  unrecorded(userIds: string[], ids: string[], operations: string[]): Promise<string[]>;
   close(): Promise<void>;
 }
 

@@ -36,6 +36,9 @@ const COLUMNS = [
   'job_run_id',
 ] as const;
 
+// $1 user ids, $2 memory ids, $3 operations -> {id}: those of $2 some row of $3 about $1 names (idx_audit_user narrows)
+const UNRECORDED = 'SELECT DISTINCT a AS id FROM memory_audit_log, unnest(affected_ids) a WHERE user_id = ANY($1) AND operation = ANY($3) AND a = ANY($2)';
+
 // $1 days -> created count; called when a row has no partition to land in
 const ENSURE_PARTITIONS = "SELECT ensure_audit_partitions((now() AT TIME ZONE 'UTC')::date - 1, $1::int)";
 
@@ -131,6 +134,14 @@ export class PgAuditLogger implements AuditLogger {
   }
 
   /** Writes everything queued so far (or spools it); serialised so batches stay in order. */
+  async unrecorded(userIds: string[], ids: string[], operations: string[]): Promise<string[]> {
+    if (this.level === 'off' || ids.length === 0) return [];
+    await this.flush();
+    const found = await this.db.query<{ id: string }>(UNRECORDED, [userIds, ids, operations]);
+    const seen = new Set(found.rows.map((r) => r.id));
+    return ids.filter((id) => !seen.has(id));
+  }
+
   flush(): Promise<void> {
     this.flushing = this.flushing.then(() => this.drain());
     return this.flushing;

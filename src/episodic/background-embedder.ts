@@ -1,5 +1,6 @@
 import type { Embedder } from '../embedding';
 import type { Logger } from '../infra/logger';
+import type { InteractiveGate } from '../infra/interactive-gate';
 import type { EpisodicStore } from './contract';
 
 /**
@@ -39,7 +40,7 @@ export class BackgroundEmbedder<T = { id: string; content: string }> {
     private readonly backlog: EmbeddingBacklog<T>,
     private readonly embedder: Embedder,
     private readonly log: Logger,
-    private readonly opts: { batchSize: number; pollMs: number; batchesPerRound: number } = { batchSize: 32, pollMs: 2_000, batchesPerRound: 8 },
+    private readonly opts: { batchSize: number; pollMs: number; batchesPerRound: number; gate?: InteractiveGate } = { batchSize: 32, pollMs: 2_000, batchesPerRound: 8 },
   ) {}
 
   start(): void {
@@ -86,12 +87,15 @@ export class BackgroundEmbedder<T = { id: string; content: string }> {
    * written; the only idle time is one read per round.
    */
   private async step(): Promise<number> {
+    // Interactive calls first: wait (bounded) until none is under way before reading the backlog.
+    await this.opts.gate?.idle();
     const pending = await this.backlog.pending(this.opts.batchSize * this.opts.batchesPerRound);
     if (pending.length === 0) return 0;
     const batches: Array<typeof pending> = [];
     for (let i = 0; i < pending.length; i += this.opts.batchSize) batches.push(pending.slice(i, i + this.opts.batchSize));
     const written = await Promise.all(
       batches.map(async (batch) => {
+        await this.opts.gate?.idle();
         const vectors = await this.embedder.embed(
           batch.map((p) => this.backlog.text(p)),
           { priority: 'background' },

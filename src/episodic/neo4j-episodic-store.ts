@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { ManagedTransaction } from 'neo4j-driver';
 import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
 import { MAX_OVERFETCH, indexOrFallback, type CypherRunner } from '../infra/neo4j';
@@ -59,8 +60,11 @@ RETURN c.id AS id, c.user_id AS userId, c.channel AS channel, toInteger(c.turn_c
 
 // $rows: [{id, conversationId, userId, channel, index, role, content, searchText, timestamp, tokenCount,
 //          contentHash, model, metadataJson, source, sessionId, connectionId, contextType, toolName, speaker, scopeKey,
-//          dated, asks, embedding}]
-// -> {turn, created}: the stored turn and whether this call created it
+//          dated, asks, embedding, writeId}]
+// -> {turn, created}: the stored turn and whether this call created it. `writeId` is one per row
+// of one call: a driver retry after a commit whose acknowledgement was lost finds the turn its
+// own first attempt wrote and still reports it created, so the caller completes the rest (row,
+// working memory, audit) exactly once; another call's repeat (or a duplicate row) is not created.
 const CREATE_TURNS = `
 UNWIND $rows AS row
 MATCH (c:Conversation {id: row.conversationId})
@@ -71,7 +75,7 @@ MERGE (t:Turn {id: row.id})
                 t.metadata_json = row.metadataJson, t.source = row.source, t.session_id = row.sessionId,
                 t.connection_id = row.connectionId, t.context_type = row.contextType, t.tool_name = row.toolName,
                 t.speaker = row.speaker, t.scope_key = row.scopeKey, t.dated = row.dated, t.asks = row.asks, t.archived = false, t.access_count = 0,
-                t.embedding_pending = CASE WHEN row.embedding IS NULL THEN true ELSE null END, t.created_now = true
+                t.embedding_pending = CASE WHEN row.embedding IS NULL THEN true ELSE null END, t.write_id = row.writeId, t.created_now = true
 WITH c, t, row, coalesce(t.created_now, false) AS created
 REMOVE t.created_now
 WITH c, t, row, created
@@ -105,7 +109,7 @@ CALL (c, t, row, created) {
   WITH t, row WHERE row.embedding IS NOT NULL
   CALL db.create.setNodeVectorProperty(t, 'embedding', row.embedding)
 }
-RETURN ${TURN} AS turn, created`;
+RETURN ${TURN} AS turn, created OR t.write_id = row.writeId AS created`;
 
 // $userId -> {speakers}: the user's speakers, kept on the User node as turns are written: one
 // seek, where reading every conversation's list took 30-50 ms warm and ~300 ms cold for a user
@@ -269,14 +273,16 @@ export class Neo4jEpisodicStore implements EpisodicStore {
 
   async storeTurns(turns: NewTurn[], opts: { beforeCommit?: (results: StoreTurnResult[]) => Promise<void> } = {}): Promise<StoreTurnResult[]> {
     if (turns.length === 0) return [];
+    // Fixed across the driver's retries of this call (see CREATE_TURNS).
+    const writeId = randomUUID();
     return this.db.writeTx(async (tx) => {
-      const results = await this.writeTurns(tx, turns);
+      const results = await this.writeTurns(tx, turns, writeId);
       await opts.beforeCommit?.(results);
       return results;
     }, TAG('storeTurns'));
   }
 
-  private async writeTurns(tx: ManagedTransaction, turns: NewTurn[]): Promise<StoreTurnResult[]> {
+  private async writeTurns(tx: ManagedTransaction, turns: NewTurn[], writeId: string): Promise<StoreTurnResult[]> {
     const conversations = new Map<string, { id: string; userId: string; channel: string; startedAt: string }>();
     for (const t of turns) {
       const seen = conversations.get(t.conversationId);
@@ -300,7 +306,7 @@ export class Neo4jEpisodicStore implements EpisodicStore {
       }
       next.set(o.id, o.turnCount);
     }
-    const rows = turns.map((t) => {
+    const rows = turns.map((t, i) => {
       let index = t.index;
       if (index === undefined) {
         index = next.get(t.conversationId)!;
@@ -332,10 +338,18 @@ export class Neo4jEpisodicStore implements EpisodicStore {
         scopeKey: scopeKey(t.userId, t.channel),
         ...turnFlags(t.content),
         embedding: t.embedding ?? null,
+        writeId: `${writeId}:${i}`,
       };
     });
     const result = await tx.run(CREATE_TURNS, { rows });
-    return result.records.map((r) => ({ turn: toTurn(r.get('turn') as TurnRow), created: r.get('created') as boolean }));
+    // A turn twice in one batch is created by its first row (Cypher may report both rows created).
+    const seen = new Set<string>();
+    return result.records.map((r) => {
+      const turn = toTurn(r.get('turn') as TurnRow);
+      const created = (r.get('created') as boolean) && !seen.has(turn.id);
+      seen.add(turn.id);
+      return { turn, created };
+    });
   }
 
   async getConversation(scope: AccessScope, conversationId: string): Promise<Turn[]> {

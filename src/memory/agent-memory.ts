@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { returnedIds } from '../audit/returned-ids';
 import type { AuditLogger } from '../audit';
+import type { InteractiveGate } from '../infra/interactive-gate';
 import { ValidationError } from '../errors';
 import type { Embedder } from '../embedding';
 import {
@@ -52,6 +53,8 @@ export interface AgentMemoryDeps {
   audit: AuditLogger;
   log: Logger;
   embeddingMode: 'inline' | 'deferred';
+  /** Held while remember() and storeTurn() run, so background loops yield to them (infra/interactive-gate). */
+  gate?: InteractiveGate;
   /** The read path behind remember(). */
   recall: RecallEngine;
   /** Knowledge stores (semantic, procedural, goals) and their settings. */
@@ -116,6 +119,10 @@ export class AgentMemory {
    * Invalid input throws ValidationError before anything is written.
    */
   async storeTurn(input: TurnInput): Promise<StoreTurnResult> {
+    return this.d.gate ? this.d.gate.run(() => this.storeOne(input)) : this.storeOne(input);
+  }
+
+  private async storeOne(input: TurnInput): Promise<StoreTurnResult> {
     const [result] = await this.store([prepareTurn(parseInput(TurnInputSchema, input, 'turn'))], 'store');
     return result!;
   }
@@ -142,24 +149,24 @@ export class AgentMemory {
     const results = await this.d.episodic.storeTurns(turns, {
       beforeCommit: (stored) => this.d.turnLog.append(turns.map((t, i) => ({ ...t, id: stored[i]!.turn.id, index: stored[i]!.turn.index, created: stored[i]!.created }))),
     });
-    await Promise.all([
-      // One working-memory write per session, not per turn (a batch import may hold thousands).
-      ...groupBy(
-        results.filter((r) => r.created),
-        (r) => `${r.turn.userId}\u0000${r.turn.channel}\u0000${r.turn.conversationId}`,
-      ).map((group) =>
-        this.d.working.addTurns(
-          scopeOf(this.principal, group[0]!.turn),
-          group.map(({ turn: t }) => ({ id: t.id, role: t.role, content: t.content, timestamp: t.timestamp, index: t.index })),
-        ),
-      ),
-    ]);
-    if (results.some((r) => r.created && !r.turn.embedded)) this.d.backgroundEmbedder.kick();
+    // A repeat of a turn an earlier attempt stored but never acknowledged (the process stopped,
+    // or its answer was a 503 after the commit) is completed here: its row was written before
+    // that commit (and a missing one by the repeat's own append), its audit row is written now.
+    const repeats = results.filter((r) => !r.created);
+    const unaudited = new Set(
+      repeats.length === 0
+        ? []
+        : await this.d.audit.unrecorded(
+            [...new Set(repeats.map((r) => r.turn.userId))],
+            repeats.map((r) => r.turn.id),
+            ['store', 'import'],
+          ),
+    );
+    const completed = results.filter((r) => r.created || unaudited.has(r.turn.id));
     const latencyMs = performance.now() - t0;
-    for (const group of groupBy(
-      results.filter((r) => r.created),
-      (r) => `${r.turn.userId}\u0000${r.turn.conversationId}`,
-    )) {
+    // Audited right after the commit, before anything else is awaited: a concurrent repeat's
+    // check (which flushes the queue first) then sees this row.
+    for (const group of groupBy(completed, (r) => `${r.turn.userId}\u0000${r.turn.conversationId}`)) {
       const first = group[0]!.turn;
       this.d.audit.logWrite({
         operation,
@@ -173,6 +180,16 @@ export class AgentMemory {
         payload: { turns: group.map((r) => ({ id: r.turn.id, role: r.turn.role, content: r.turn.content })) },
       });
     }
+    await Promise.all([
+      // One working-memory write per session, not per turn (a batch import may hold thousands).
+      ...groupBy(completed, (r) => `${r.turn.userId}\u0000${r.turn.channel}\u0000${r.turn.conversationId}`).map((group) =>
+        this.d.working.addTurns(
+          scopeOf(this.principal, group[0]!.turn),
+          group.map(({ turn: t }) => ({ id: t.id, role: t.role, content: t.content, timestamp: t.timestamp, index: t.index })),
+        ),
+      ),
+    ]);
+    if (results.some((r) => r.created && !r.turn.embedded)) this.d.backgroundEmbedder.kick();
     return results;
   }
 
@@ -216,6 +233,10 @@ export class AgentMemory {
    * Invalid input throws ValidationError.
    */
   async remember(query: RecallQuery): Promise<MemoryBundle> {
+    return this.d.gate ? this.d.gate.run(() => this.recallNow(query)) : this.recallNow(query);
+  }
+
+  private async recallNow(query: RecallQuery): Promise<MemoryBundle> {
     // The principal's agent is in the scope: recall then also searches the pools it may read.
     // The user's settings fill what the call leaves unset (topK, rerank) and may switch recall
     // off for the user or this agent; a user who never changed them reads the defaults.

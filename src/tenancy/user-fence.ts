@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { UserBeingErasedError } from '../errors';
+import { UserBeingErasedError, errorMessage } from '../errors';
 import type { RedisClient } from '../infra/redis';
 
 /** What `enter` grants: the user's erasure epoch (it changes with every erasure) and the way out. */
@@ -34,7 +34,15 @@ export class UserWriteFence {
     const ticket = randomUUID();
     if (!this.shared()) return this.enterLocal(users, ticket);
     const deadline = Date.now() + (this.opts.leaseMs ?? 5 * 60_000);
-    const result = (await this.redis.eval(ENTER, users.length * 3, ...users.flatMap(keysOf), ticket, String(deadline))) as number[] | number;
+    let result: number[] | number;
+    try {
+      result = (await this.redis.eval(ENTER, users.length * 3, ...users.flatMap(keysOf), ticket, String(deadline))) as number[] | number;
+    } catch (err) {
+      // Redis went away between the status check and the command: the process's own fence, as
+      // when it was down already (was a 500 during a Redis shutdown).
+      if (this.shared() && !REDIS_CONNECTION_LOST.test(errorMessage(err))) throw err;
+      return this.enterLocal(users, ticket);
+    }
     if (typeof result === 'number') throw new UserBeingErasedError(users[result - 1]!);
     return {
       epochs: result,
@@ -114,6 +122,9 @@ export class UserWriteFence {
 // KEYS: epoch, closers -> nothing: a new epoch, one closer fewer, the count deleted at zero
 const OPEN = `redis.call('INCR', KEYS[1])
 if redis.call('DECR', KEYS[2]) <= 0 then redis.call('DEL', KEYS[2]) end`;
+
+// ioredis's errors for a connection that dropped while its status still said ready.
+const REDIS_CONNECTION_LOST = /Stream isn't writeable|Connection is closed|ECONNRESET|ECONNREFUSED|EPIPE/;
 
 function keysOf(userId: string): [closers: string, inside: string, epoch: string] {
   return [`erasure-fence/${userId}/closers`, `erasure-fence/${userId}/inside`, `erasure-fence/${userId}/epoch`];

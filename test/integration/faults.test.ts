@@ -275,6 +275,41 @@ describe('forget-user racing writers (finding 1)', () => {
   });
 });
 
+describe('409 USER_BEING_ERASED is documented on exactly the routes that answer it', () => {
+  it('while a user is being erased, every documented route answers 409 and writes nothing; every other writing route does not', async () => {
+    const t = await h.tenant();
+    const u = await seedUser(h, t.key);
+    const doc = (await h.call(undefined, 'GET', '/v1/openapi.json')).body as { paths: Record<string, Record<string, { operationId: string; responses: Record<string, unknown> }>> };
+    const documented = new Set(
+      Object.values(doc.paths)
+        .flatMap((item) => Object.values(item))
+        .filter((op) => op.responses['409'] && JSON.stringify(op.responses['409']).includes('USER_BEING_ERASED'))
+        .map((op) => op.operationId),
+    );
+    expect(documented.has('storeTurn')).toBe(true);
+    expect(documented.has('storeTurns')).toBe(true);
+    const internalId = internal(t.tenantId, u.userId);
+    const before = await holdings(internalId);
+    const answered: Record<string, number> = {};
+    await h.m.fence.closed(internalId, async () => {
+      for (const r of ROUTES) {
+        // Reads by GET never enter the fence; the erasure itself would wait for this one.
+        if (r.method === 'get' || r.access === 'erase') continue;
+        const c = happy[r.id]!(u);
+        answered[r.id] = (await h.call(t.key, c.method, c.path, c.body)).status;
+      }
+    });
+    const refused = Object.keys(answered).filter((id) => answered[id] === 409);
+    expect(Object.keys(answered).filter((id) => documented.has(id) !== (answered[id] === 409))).toEqual([]);
+    expect(refused.length).toBeGreaterThan(20);
+    // Everything documented was called (no GET among them).
+    expect([...documented].filter((id) => answered[id] === undefined)).toEqual([]);
+    // Pool routes name no user (they change pools, which count the entries the user wrote): not fenced.
+    const own = (x: Awaited<ReturnType<typeof holdings>>) => ({ ...x, nodes: Object.fromEntries(Object.entries(x.nodes).filter(([label]) => !label.startsWith('Pool'))) });
+    expect(own(await holdings(internalId))).toEqual(own(before));
+  });
+});
+
 describe('/readyz while Redis is down (finding 7)', () => {
   it('stays ready, reports Redis degraded, writes succeed on the fallbacks, an erasure is 503', async () => {
     // A port nothing listens on: Redis is down from the start.

@@ -10,6 +10,10 @@ import { createPgPool } from '../../src/infra/postgres';
 import { createEmbedder } from '../../src/embedding';
 import { OpenAIEmbedder } from '../../src/embedding/openai-embedder';
 import { startOpenAICompatibleServer } from '../support/openai-compatible-server';
+import { TcpProxy } from '../support/tcp-proxy';
+import { Neo4jEpisodicStore, PgTurnLog } from '../../src/episodic';
+import { prepareTurn } from '../../src/episodic/prepare';
+import { TurnInputSchema } from '../../src/episodic/schema';
 import { eventually, testConfig, uid } from '../support/stack';
 
 const silent = createLogger('silent');
@@ -76,6 +80,69 @@ describe('working memory when Redis goes away', () => {
     await session.set('after', 'back');
     expect(m.working.isDegraded).toBe(false);
     expect(await m.redis.get(`working:${userId}:_global:${conversationId}:ctx:after`)).toBe('"back"');
+  });
+});
+
+describe('a Neo4j commit whose acknowledgement is lost (issue #22, finding 4)', () => {
+  let proxy: TcpProxy;
+  let m: Mnemograph;
+  beforeAll(async () => {
+    const neo4jUrl = new URL(testConfig().neo4j.uri);
+    proxy = new TcpProxy({ host: neo4jUrl.hostname, port: Number(neo4jUrl.port || 7687) });
+    await proxy.open();
+    m = await createMnemograph(testConfig({ NEO4J_URI: `bolt://127.0.0.1:${proxy.port}` }), { log: silent, embedder, backgroundEmbedding: false });
+  });
+  afterAll(async () => {
+    await m.close();
+    await proxy.close();
+  });
+
+  it('the driver retry finds its own turn stored and completes it: created, one Postgres row, working memory, one audit row', async () => {
+    const userId = uid('u');
+    const conversationId = uid('c');
+    const lost = proxy.loseNextCommitAck();
+    const stored = await m.memory.storeTurn({ userId, conversationId, role: 'user', content: 'my ack was lost', index: 0 });
+    await lost; // the commit did land and its answer was dropped: the driver retried
+    expect(stored.created).toBe(true);
+    expect((await m.pg.primary.query('SELECT content FROM conversation_logs WHERE turn_id = $1', [stored.turn.id])).rows).toEqual([{ content: 'my ack was lost' }]);
+    expect((await m.memory.session({ userId, conversationId }).recentTurns()).map((t) => t.content)).toEqual(['my ack was lost']);
+    expect((await auditRows(m, userId)).map((r) => r.operation)).toEqual(['store']);
+
+    // Another call storing the same turn is a repeat: not created, nothing audited again.
+    const again = await m.memory.storeTurn({ userId, conversationId, role: 'user', content: 'my ack was lost', index: 0 });
+    expect(again.created).toBe(false);
+    expect((await auditRows(m, userId)).map((r) => r.operation)).toEqual(['store']);
+  });
+
+  it('a repeat of a turn stored but never acknowledged (the process stopped after the commit) audits it once', async () => {
+    const userId = uid('u');
+    const conversationId = uid('c');
+    // What a process that stopped right after the commit leaves: the turn and its row, no audit row.
+    const turn = prepareTurn(TurnInputSchema.parse({ userId, conversationId, role: 'user', content: 'never acknowledged', index: 0 }));
+    const log = new PgTurnLog(m.pg.primary);
+    await new Neo4jEpisodicStore(m.neo4j).storeTurns([turn], { beforeCommit: (stored) => log.append(stored.map((r) => ({ ...turn, id: r.turn.id, index: r.turn.index, created: r.created }))) });
+    expect(await auditRows(m, userId)).toEqual([]);
+
+    const retried = await m.memory.storeTurn({ userId, conversationId, role: 'user', content: 'never acknowledged', index: 0 });
+    expect(retried.created).toBe(false);
+    expect((await auditRows(m, userId)).map((r) => r.operation)).toEqual(['store']);
+    expect((await m.pg.primary.query('SELECT 1 FROM conversation_logs WHERE turn_id = $1', [retried.turn.id])).rowCount).toBe(1);
+    // Once audited, further repeats add nothing.
+    await m.memory.storeTurns([{ userId, conversationId, role: 'user', content: 'never acknowledged', index: 0 }]);
+    expect((await auditRows(m, userId)).map((r) => r.operation)).toEqual(['store']);
+  });
+
+  it('a batch whose commit acknowledgement is lost: every turn created once, a duplicate row in it is not', async () => {
+    const userId = uid('u');
+    const conversationId = uid('c');
+    const lost = proxy.loseNextCommitAck();
+    const turn = (index: number) => ({ userId, conversationId, role: 'user' as const, content: `turn ${index}`, index });
+    const stored = await m.memory.storeTurns([turn(0), turn(1), turn(1)]);
+    await lost;
+    expect(stored.map((r) => r.created)).toEqual([true, true, false]);
+    expect((await m.pg.primary.query('SELECT count(*)::int AS n FROM conversation_logs WHERE user_id = $1', [userId])).rows[0].n).toBe(2);
+    const rows = await auditRows(m, userId);
+    expect(rows.map((r) => r.operation)).toEqual(['import']);
   });
 });
 

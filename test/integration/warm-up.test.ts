@@ -1,0 +1,53 @@
+import { createMnemograph } from '../../src/container';
+import { startServer } from '../../src/api/server';
+import { testConfig, uid } from '../support/stack';
+import { freePort } from '../load/stores';
+
+/*
+ * Issue #22, item 5: the first request after start is warm, and /readyz says 503 (`warming`)
+ * until it is. Prints the first requests' latencies (the goal, ≤ 100 ms, is for a quiet machine).
+ */
+it('/readyz is 503 warming until warm-up finished, then 200; the first requests are then served warm', async () => {
+  const m = await createMnemograph(testConfig({ LOG_LEVEL: 'silent', API_KEY_CACHE_SECONDS: '0' }), { backgroundEmbedding: false });
+  const port = await freePort();
+  const starting = startServer(m, { port });
+  const seen: Array<{ status: number; warming: boolean }> = [];
+  let started = false;
+  void starting.then(() => (started = true));
+  try {
+    while (!started) {
+      const r = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+        async (res) => ({ status: res.status, warming: ((await res.json()) as { warming: boolean }).warming }),
+        () => undefined,
+      );
+      if (r && !started) seen.push(r);
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    const srv = await starting;
+    try {
+      // Whatever /readyz answered while warming up was 503 warming, never ready.
+      expect(seen.length).toBeGreaterThan(0);
+      expect(seen.every((s) => s.status === 503 && s.warming)).toBe(true);
+      const ready = await fetch(`${srv.url}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(((await ready.json()) as { warming: boolean }).warming).toBe(false);
+
+      const { key } = await srv.api.tenants.createKey(uid('t').slice(0, 20).toLowerCase(), { name: 'warm-up test' });
+      const call = async (path: string, body: unknown) => {
+        const t0 = performance.now();
+        const res = await fetch(srv.url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        return { status: res.status, ms: Math.round(performance.now() - t0) };
+      };
+      const userId = uid('u');
+      const store = await call('/v1/turns', { userId, conversationId: uid('c'), role: 'user', content: 'I moved to Lisbon last spring.' });
+      const recall = await call('/v1/recall', { userId, query: 'where does the user live?', topK: 5 });
+      expect([store.status, recall.status]).toEqual([201, 200]);
+      console.log(`first requests after a warm start: storeTurn ${store.ms} ms, recall ${recall.ms} ms`);
+    } finally {
+      await srv.close();
+    }
+  } finally {
+    await starting.catch(() => undefined);
+    await m.close();
+  }
+});

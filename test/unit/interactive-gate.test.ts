@@ -1,0 +1,50 @@
+import { InteractiveGate } from '../../src/infra/interactive-gate';
+import { BackgroundEmbedder } from '../../src/episodic/background-embedder';
+import { createLogger } from '../../src/infra/logger';
+import type { Embedder } from '../../src/embedding';
+
+describe('InteractiveGate', () => {
+  it('idle() resolves at once when nothing interactive runs, else when the last call leaves', async () => {
+    const gate = new InteractiveGate();
+    await gate.idle(10_000);
+    const leaveA = gate.enter();
+    const leaveB = gate.enter();
+    let idle = false;
+    const waiting = gate.idle(10_000).then(() => (idle = true));
+    leaveA();
+    leaveA(); // idempotent: one call leaves once
+    await new Promise((r) => setImmediate(r));
+    expect([idle, gate.busy]).toEqual([false, 1]);
+    leaveB();
+    await waiting;
+    expect([idle, gate.busy]).toEqual([true, 0]);
+  });
+
+  it('a wait is bounded: background work is delayed, never starved', async () => {
+    const gate = new InteractiveGate();
+    gate.enter();
+    const t0 = performance.now();
+    await gate.idle(50);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(45);
+  });
+
+  it('the background embedder takes no batch while an interactive call runs', async () => {
+    const gate = new InteractiveGate();
+    const items = [{ id: 'a', content: 'x' }];
+    const reads: number[] = [];
+    const embedder = { provider: 'test', model: 'test', dimensions: 1, embed: async (t: string[]) => t.map(() => [1]), close: async () => undefined } as unknown as Embedder;
+    const bg = new BackgroundEmbedder({ pending: async () => (reads.push(gate.busy), items.splice(0)), text: (p) => p.content, save: async (rows) => rows.length }, embedder, createLogger('silent'), {
+      batchSize: 8,
+      pollMs: 60_000,
+      batchesPerRound: 1,
+      gate,
+    });
+    const leave = gate.enter();
+    const drained = bg.drain();
+    await new Promise((r) => setTimeout(r, 30));
+    expect(reads).toEqual([]);
+    leave();
+    expect(await drained).toBe(1);
+    expect(reads.every((busy) => busy === 0)).toBe(true);
+  });
+});
