@@ -80,7 +80,7 @@ export interface Position {
  * Scores neighbouring turns together: each turn gains, for every scored turn within the
  * window, `weights[|d| - 1]` times that turn's score times `pass(from, d)` (d = the signed
  * distance from the scored turn to its neighbour, in the same conversation; `pass` defaults
- * to 1, so both directions count alike).
+ * to 1, so both directions count alike; 0 means the turn at d is not a neighbour).
  * An answer usually sits next to the turns that matched the words of a question ("What did
  * you paint?" / "A sunrise."), and a run of matching turns is stronger evidence than one
  * turn alone; a neighbour that no signal found enters the candidates this way.
@@ -103,8 +103,10 @@ export function smoothNeighbours(
       if (w <= 0) return;
       for (const d of [-(i + 1), i + 1]) {
         if (p.index + d < 0) continue;
+        const share = pass(id, d);
+        if (share === 0) continue; // not a neighbour in this direction or at this distance
         const target = idAt({ conversationId: p.conversationId, index: p.index + d });
-        const gain = w * s * pass(id, d);
+        const gain = w * s * share;
         const entry = out.get(target) ?? { score: 0 };
         entry.score += gain;
         if (entry.best === undefined || gain > entry.best) {

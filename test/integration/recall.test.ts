@@ -169,10 +169,11 @@ describe('remember', () => {
   it('scores neighbouring turns together and explains it', async () => {
     const userId = uid('u');
     const conversationId = uid('c');
+    // Two named people talking (the conversation shape the neighbour weights are for).
     await m.memory.storeTurns([
-      { userId, conversationId, role: 'user', content: 'What did you paint last weekend?' },
-      { userId, conversationId, role: 'assistant', content: 'A sunrise over the lake, in oils.' },
-      { userId, conversationId, role: 'user', content: 'Lovely. I need to buy groceries later.' },
+      { userId, conversationId, role: 'user', content: 'What did you paint last weekend?', metadata: { speaker: 'Caroline' } },
+      { userId, conversationId, role: 'assistant', content: 'A sunrise over the lake, in oils.', metadata: { speaker: 'Melanie' } },
+      { userId, conversationId, role: 'user', content: 'Lovely. I need to buy groceries later.', metadata: { speaker: 'Caroline' } },
     ]);
     const b = await m.memory.remember({ userId, query: 'Which painting did they make?', techniques: { ...PLAIN, vector: false, neighbours: true } });
     const answer = b.turns.find((t) => t.turn.content.startsWith('A sunrise'));
@@ -187,6 +188,23 @@ describe('remember', () => {
 
     const plain = await m.memory.remember({ userId, query: 'Which painting did they make?', techniques: { ...PLAIN, vector: false, neighbours: false } });
     expect(contents(plain)).toEqual(['What did you paint last weekend?']);
+  });
+
+  it('in a user–assistant chat (no speaker names) a turn passes only the chat share to the adjacent turns', async () => {
+    const userId = uid('u');
+    const conversationId = uid('c');
+    await m.memory.storeTurns([
+      { userId, conversationId, role: 'user', content: 'What did you paint last weekend?' },
+      { userId, conversationId, role: 'assistant', content: 'A sunrise over the lake, in oils.' },
+      { userId, conversationId, role: 'user', content: 'Lovely. I need to buy groceries later.' },
+    ]);
+    const b = await m.memory.remember({ userId, query: 'Which painting did they make?', techniques: { ...PLAIN, vector: false, neighbours: true } });
+    expect(contents(b).slice(0, 2)).toEqual(['What did you paint last weekend?', 'A sunrise over the lake, in oils.']);
+    const [question, reply] = b.turns;
+    expect(reply!.signals.neighbour?.turnId).toBe(`${conversationId}:0`);
+    expect(reply!.score).toBeCloseTo(question!.score * m.config.recall.chatNeighbourWeight, 5);
+    // Two turns away: nothing passes in a chat.
+    expect(b.turns.find((t) => t.turn.content.startsWith('Lovely'))).toBeUndefined();
   });
 
   it('embeds a question in statement form when told to, and as asked by default with e5-small', async () => {
