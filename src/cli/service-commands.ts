@@ -16,6 +16,9 @@ import { PgTenantStore } from '../tenancy';
  * the stores are closed and the process exits (code 1 if closing the stores hangs too).
  */
 export async function serveCommand(config: Config, opts: { worker: boolean; port?: number }): Promise<number> {
+  // Listened for from the start: a SIGTERM while the server warms up (it answers /readyz
+  // by then) or issues a first key stops it gracefully once it is up, not by the default action.
+  const stopRequested = shutdownSignal();
   const m = await createMnemograph(config);
   const worker = opts.worker ? m.createWorker() : undefined;
   worker?.start();
@@ -28,7 +31,7 @@ export async function serveCommand(config: Config, opts: { worker: boolean; port
   }
   console.log(`mnemograph API on ${srv.url}  (OpenAPI ${srv.url}/v1/openapi.json, MCP ${srv.url}/v1/mcp, metrics ${srv.url}/metrics)`);
   if (worker) console.log(`worker ${worker.workerId}: ${worker.state}; jobs ${config.worker.jobs.join(', ')}`);
-  const signal = await shutdownSignal();
+  const signal = await stopRequested;
   const deadline = config.shutdownTimeoutMs;
   const until = Date.now() + deadline;
   console.log(`${signal}: stopping (requests and jobs get up to ${deadline} ms)`);
