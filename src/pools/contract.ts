@@ -132,15 +132,7 @@ export interface SnapshotRestore {
 }
 
 /** A pool to create; its tenant and creator are the actor's. */
-export interface NewPool {
-  id: string;
-  name: string;
-  type: PoolType;
-  scope: PoolScope;
-  ownerAgent: string | null;
-  access: PoolGrants;
-  expiresAt: string | null;
-}
+export type NewPool = Omit<MemoryPool, 'createdAt' | 'updatedAt' | 'createdBy'>;
 
 export interface NewEntry {
   id: string;

@@ -138,14 +138,17 @@ CALL (v, prev) { WITH v, prev WHERE prev IS NOT NULL CREATE (v)-[:PREVIOUS_VERSI
 CALL (e) { WITH e WHERE $c.setEmbedding AND $c.embedding IS NOT NULL CALL db.create.setNodeVectorProperty(e, 'embedding', $c.embedding) }
 CALL (e) { WITH e WHERE $c.setEmbedding AND $c.embedding IS NULL REMOVE e.embedding }
 RETURN ${ENTRY} AS entry`;
-// $poolId, $entryId -> {n}: the entry and its versions
-const DELETE_ENTRY = `
-MATCH (e:PoolEntry {id: $entryId}) WHERE e.pool_id = $poolId
+// Cypher tail: deletes the matched entries `e` with their versions -> {n}
+const DELETE_WITH_VERSIONS = `
 OPTIONAL MATCH (e)-[:HAS_VERSION]->(v:PoolEntryVersion)
 DETACH DELETE v
 WITH DISTINCT e
 DETACH DELETE e
 RETURN count(*) AS n`;
+// $poolId, $entryId -> {n}: the entry and its versions
+const DELETE_ENTRY = `
+MATCH (e:PoolEntry {id: $entryId}) WHERE e.pool_id = $poolId
+${DELETE_WITH_VERSIONS}`;
 // $poolId, $entryId -> {version}: oldest first
 const HISTORY = `
 MATCH (e:PoolEntry {id: $entryId}) WHERE e.pool_id = $poolId
@@ -180,11 +183,7 @@ RETURN x.entry_id AS entryId, e IS NOT NULL AS exists,
 // $poolId, $snapshotId -> {n}: entries of the pool the snapshot does not hold, with their versions
 const REMOVE_UNCAPTURED = `
 MATCH (e:PoolEntry) WHERE e.pool_id = $poolId AND NOT EXISTS { MATCH (x:PoolSnapshotEntry {id: $snapshotId + ':' + e.id}) }
-OPTIONAL MATCH (e)-[:HAS_VERSION]->(v:PoolEntryVersion)
-DETACH DELETE v
-WITH DISTINCT e
-DETACH DELETE e
-RETURN count(*) AS n`;
+${DELETE_WITH_VERSIONS}`;
 // $snapshotId, $entryId, $agentId, $keyId -> {n}: an entry deleted since, created again from its copy (version 1, change snapshot_restore)
 const RECREATE_FROM_SNAPSHOT = `
 MATCH (x:PoolSnapshotEntry {id: $snapshotId + ':' + $entryId})
@@ -243,11 +242,7 @@ const EXPIRED_POOLS = `MATCH (p:MemoryPool) WHERE p.expires_at <= datetime($now)
 const DELETE_EXPIRED_ENTRIES = `
 MATCH (e:PoolEntry) WHERE e.expires_at <= datetime($now)
 WITH e LIMIT toInteger($limit)
-OPTIONAL MATCH (e)-[:HAS_VERSION]->(v:PoolEntryVersion)
-DETACH DELETE v
-WITH DISTINCT e
-DETACH DELETE e
-RETURN count(*) AS n`;
+${DELETE_WITH_VERSIONS}`;
 // $before, $afterId, $limit -> {id, importance, confidence, updatedAt, lastAccessedAt, expiresAt}
 const STALE_CANDIDATES = `
 MATCH (e:PoolEntry) WHERE e.status = 'active' AND coalesce(e.last_accessed, e.updated_at) < datetime($before) AND ($afterId IS NULL OR e.id > $afterId)
@@ -281,15 +276,8 @@ const COUNT_POOL_ACTIVE = `MATCH (e:PoolEntry) WHERE e.pool_id = $poolId AND e.s
 // $ids -> {entry, tenantId, poolId}
 const ENTRIES_BY_ID = `UNWIND $ids AS id MATCH (e:PoolEntry {id: id}) RETURN ${ENTRY} AS entry, e.tenant_id AS tenantId`;
 
-interface EntryRow extends Omit<PoolEntry, 'provenance' | 'effectiveRelevance'> {
-  agentId: string | null;
-  keyId: string | null;
-  conversationId: string | null;
-  turnId: string | null;
-  toolCallId: string | null;
-  note: string | null;
-  mergedFrom: string | null;
-}
+/** An entry as stored: the provenance flat beside it, `mergedFrom` as JSON. */
+type EntryRow = Omit<PoolEntry, 'provenance' | 'effectiveRelevance'> & Omit<EntryProvenance, 'mergedFrom'> & { mergedFrom: string | null };
 
 /** An entry row as the contract's PoolEntry (provenance gathered, mergedFrom parsed, relevance scored). */
 export function toEntry(r: EntryRow, now = Date.now()): PoolEntry {
