@@ -198,7 +198,7 @@ async function hotPathUnderLoad(
   embedder.bypass = true;
   const importUser = `${userId}-import-${Date.now().toString(36)}`;
   const busy = { stop: false, imported: 0, consolidateRuns: 0 };
-  const background = await createMnemograph({ ...m.config, embedding: { ...m.config.embedding, mode: 'deferred' } }, { embedder, log: m.log });
+  const background = await createMnemograph({ ...m.config, embedding: { ...m.config.embedding, mode: 'deferred' } }, { embedder, log: m.log, gate: m.gate });
   try {
     for (let i = 0; i < 20; i++) await m.memory.remember({ userId, query: questions[i % questions.length]!, topK: 10 });
     const quiet = await measure('quiet');

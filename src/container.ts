@@ -46,6 +46,8 @@ export interface Mnemograph {
   /** The audit log for reviewers (GET /v1/audit, the export, `mnemograph audit`); reads the replica pool. */
   auditReader: AuditReader;
   backgroundEmbedder: BackgroundEmbedder;
+  /** Interactive calls hold it; the background embedders and the worker's jobs yield to them. */
+  gate: InteractiveGate;
   /** Embeds facts and entities written while the embedder was failing. */
   knowledgeEmbedder: BackgroundEmbedder<{ label: 'Entity' | 'Fact'; id: string; text: string }>;
   working: FailoverWorkingStore;
@@ -90,6 +92,8 @@ export interface CreateOptions {
   skipEmbeddingLock?: boolean;
   /** Start the background embedder loop (default true). */
   backgroundEmbedding?: boolean;
+  /** Share another container's InteractiveGate (two facades standing for one process, as the load benchmarks do). */
+  gate?: InteractiveGate;
   /** Replace the default recall sources (facts, entities, strategies, goals over their stores) and the profile source. */
   recallSources?: RecallSource[];
   profileSource?: ProfileSource;
@@ -143,7 +147,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     log,
   );
   // Interactive calls (remember, storeTurn) ahead of the background embedders.
-  const gate = new InteractiveGate();
+  const gate = opts.gate ?? new InteractiveGate();
   const backgroundEmbedder = new BackgroundEmbedder(turnBacklog(episodic), embedder, log, { batchSize: 32, pollMs: 2_000, batchesPerRound: 8, gate });
   if (opts.backgroundEmbedding !== false) backgroundEmbedder.start();
 
@@ -288,6 +292,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
       clock: o.clock ?? opts.clock,
       runLog: jobStore,
       workerId: o.workerId,
+      interactive: gate,
     });
   const jobRunner: Worker = createWorker({ workerId: 'on-demand' });
   // Every store's share of a user's memory, in import order (the graph before the tables):
@@ -320,6 +325,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     audit,
     auditReader: new PgAuditReader(pools.replica),
     backgroundEmbedder,
+    gate,
     knowledgeEmbedder,
     working,
     reinforcer,

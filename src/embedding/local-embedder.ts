@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { MnemographError } from '../errors';
 import type { EmbedOptions, Embedder } from './contract';
-import { assertUseLiteInstalled, type LocalModelSpec } from './local-models';
+import { DEFAULT_ONNX_BATCHING, assertUseLiteInstalled, type LocalModelSpec, type OnnxBatching } from './local-models';
 
 interface Job {
   texts: string[];
@@ -27,7 +27,7 @@ export class LocalEmbedder implements Embedder {
 
   constructor(
     private readonly spec: LocalModelSpec,
-    opts: { modelDir: string; mavenUrl: string; threads?: number },
+    opts: { modelDir: string; mavenUrl: string; threads?: number; batching?: OnnxBatching },
   ) {
     this.model = spec.id;
     this.dimensions = spec.dimensions;
@@ -35,7 +35,7 @@ export class LocalEmbedder implements Embedder {
     const name = spec.runtime === 'onnx' ? 'onnx-worker' : 'use-lite-worker';
     const js = join(__dirname, `${name}.js`);
     const file = existsSync(js) ? js : join(__dirname, `${name}.ts`);
-    const workerData = { spec, modelDir: opts.modelDir, mavenUrl: opts.mavenUrl };
+    const workerData = { spec, modelDir: opts.modelDir, mavenUrl: opts.mavenUrl, batching: opts.batching ?? DEFAULT_ONNX_BATCHING };
     for (let i = 0; i < Math.max(1, opts.threads ?? 2); i++) {
       // Running from TypeScript sources (tsx, ts-jest): load the worker through tsx's require hook
       // (resolved here: an eval worker resolves from the working directory, which may be anywhere).

@@ -46,6 +46,16 @@ export interface OnnxModelSpec extends ModelBase {
   onnxEntry: string;
   tokenizerEntry: string;
 }
+/**
+ * How an ONNX worker cuts the texts of one request into model runs: texts sorted by length,
+ * at most `rows` per run and at most `tokens` tokens in a run once padded to its longest text.
+ */
+export interface OnnxBatching {
+  rows: number;
+  tokens: number;
+}
+export const DEFAULT_ONNX_BATCHING: OnnxBatching = { rows: 16, tokens: Number.POSITIVE_INFINITY };
+
 export interface UseLiteSpec extends ModelBase {
   runtime: 'use-lite';
 }

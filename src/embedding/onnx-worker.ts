@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { Tokenizer } from '@huggingface/tokenizers';
 import * as ort from 'onnxruntime-node';
-import { ensureModelFiles, type OnnxModelSpec } from './local-models';
+import { ensureModelFiles, type OnnxBatching, type OnnxModelSpec } from './local-models';
 
 /**
  * Runs a sentence-embedding ONNX model (BERT family: input_ids, attention_mask,
@@ -14,7 +14,7 @@ interface Loaded {
   tokenizer: Tokenizer;
   session: ort.InferenceSession;
 }
-const { spec, modelDir, mavenUrl } = workerData as { spec: OnnxModelSpec; modelDir: string; mavenUrl: string };
+const { spec, modelDir, mavenUrl, batching } = workerData as { spec: OnnxModelSpec; modelDir: string; mavenUrl: string; batching: OnnxBatching };
 let loaded: Promise<Loaded> | undefined;
 
 async function load(): Promise<Loaded> {
@@ -36,9 +36,13 @@ async function embed({ tokenizer, session }: Loaded, texts: string[]): Promise<n
   // Batch texts of similar length together so little time goes into padding.
   const order = encoded.map((_, i) => i).sort((a, b) => encoded[a]!.length - encoded[b]!.length);
   const vectors = new Array<number[]>(texts.length);
-  for (let start = 0; start < order.length; start += 16) {
-    const batch = order.slice(start, start + 16);
-    const L = Math.max(...batch.map((i) => encoded[i]!.length));
+  for (let start = 0; start < order.length;) {
+    // Ascending lengths: the last row sets the padded length L; rows × L stays within the budget.
+    let end = start + 1;
+    while (end < order.length && end - start < batching.rows && (end - start + 1) * encoded[order[end]!]!.length <= batching.tokens) end++;
+    const batch = order.slice(start, end);
+    start = end;
+    const L = encoded[batch[batch.length - 1]!]!.length;
     const ids = new BigInt64Array(batch.length * L);
     const mask = new BigInt64Array(batch.length * L);
     batch.forEach((i, row) =>

@@ -39,6 +39,12 @@ export interface JobContext {
   workerId: string;
   /** Only these users' data (`run-job --user`, and tests sharing one database); all users when absent. */
   userIds?: string[];
+  /**
+   * Background work yields: resolves once no interactive call (recall, a turn written) is
+   * under way in this process, or after a short bound (InteractiveGate.idle). Jobs await it
+   * between items, so they slow down while callers are served and are never starved.
+   */
+  pause(): Promise<void>;
 }
 
 /** Counters a job reports (items seen, written, skipped...). */

@@ -28,6 +28,8 @@ export interface WorkerOptions {
   /** Where job runs are recorded (`worker_job_runs`); not recorded when absent. */
   runLog?: JobRunLog;
   workerId?: string;
+  /** What jobs yield to between items (`JobContext.pause`): the process's InteractiveGate; no pause when absent. */
+  interactive?: { idle(): Promise<void> };
 }
 
 /**
@@ -44,7 +46,11 @@ export class Worker {
   readonly workerId: string;
   private readonly clock: Clock;
 
+  private readonly pause: () => Promise<void>;
+
   constructor(private readonly opts: WorkerOptions) {
+    const gate = opts.interactive;
+    this.pause = gate ? () => gate.idle() : () => Promise.resolve();
     this.workerId = opts.workerId ?? `worker-${randomUUID().slice(0, 8)}`;
     this.clock = opts.clock ?? systemClock;
   }
@@ -114,7 +120,7 @@ export class Worker {
     try {
       // Every audit row the run queues names the job and its run (worker_job_runs.id).
       const actor = { tenantId: null, keyId: null, agentId: null, surface: 'worker', requestId: null, job: name, runId } as const;
-      const stats = await withActor(actor, () => fn({ clock: this.clock, log: this.opts.log, signal: this.abort.signal, workerId: this.workerId, userIds: opts.userIds }));
+      const stats = await withActor(actor, () => fn({ clock: this.clock, log: this.opts.log, signal: this.abort.signal, workerId: this.workerId, userIds: opts.userIds, pause: this.pause }));
       await this.finishRun(runId, 'succeeded', stats);
       return done('succeeded', stats);
     } catch (err) {

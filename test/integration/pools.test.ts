@@ -237,7 +237,7 @@ describe('versions, snapshots, maintenance', () => {
     const b = await add('writer', 'The staging database password rotates every Monday morning!', { provenance: { toolCallId: 'call-2' } });
     const d = await add('planner', 'Customer invoices are sent on the first day of the month.');
     const job = poolsJob({ pools: h.m.poolStore, duplicateCosine: 0.92, staleThreshold: 0.9, staleHalfLifeDays: 30 });
-    const ctx = { clock: { now: () => new Date() }, log: h.m.log, signal: new AbortController().signal, workerId: 'test' };
+    const ctx = { clock: { now: () => new Date() }, log: h.m.log, signal: new AbortController().signal, workerId: 'test', pause: () => Promise.resolve() };
     const stats = await job(ctx);
     expect(stats.merged).toBeGreaterThanOrEqual(1);
     const left = (await call('planner', { method: 'POST', path: `/v1/pools/${poolId}/entries/list`, body: {} })).body.entries as Array<{
@@ -271,7 +271,7 @@ describe('versions, snapshots, maintenance', () => {
     expect((await call('planner', { method: 'GET', path: `/v1/pools/${poolId}/entries/${about.body.id}` })).status).toBe(404);
     await call('planner', { method: 'POST', path: `/v1/pools/${poolId}/entries`, body: { content: 'Team lunch on Fridays.' } });
     const job = poolsJob({ pools: h.m.poolStore, duplicateCosine: 0.92, staleThreshold: 0.9, staleHalfLifeDays: 30 });
-    await job({ clock: { now: () => new Date(Date.now() + 120_000) }, log: h.m.log, signal: new AbortController().signal, workerId: 'test' });
+    await job({ clock: { now: () => new Date(Date.now() + 120_000) }, log: h.m.log, signal: new AbortController().signal, workerId: 'test', pause: () => Promise.resolve() });
     const left = await h.m.neo4j.read<{ n: number }>('MATCH (e:PoolEntry) WHERE e.pool_id = $p RETURN count(e) AS n', { p: `${tenant.tenantId}.${poolId}` }, { subsystem: 'test', op: 'check' });
     expect(left[0]!.n).toBe(0);
     expect((await call('planner', { method: 'GET', path: `/v1/pools/${poolId}` })).status).toBe(404);

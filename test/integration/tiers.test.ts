@@ -32,7 +32,7 @@ beforeAll(async () => {
 afterAll(async () => m.close());
 
 function jobContext(userIds: string[]): JobContext {
-  return { clock, log: m.log, signal: new AbortController().signal, workerId: 'test', userIds };
+  return { clock, log: m.log, signal: new AbortController().signal, workerId: 'test', userIds, pause: () => Promise.resolve() };
 }
 
 describe('short-term tier (fake clock)', () => {

@@ -412,4 +412,24 @@ describe('worker lifecycle', () => {
     expect(w.state).toBe('STOPPED');
     expect((await w.runJob('decay', { userIds })).status).toBe('skipped');
   });
+
+  it('jobs yield to interactive calls between items: pause() waits while a call holds the gate', async () => {
+    const seen: number[] = [];
+    const job = async (ctx: Parameters<(typeof m.jobs)['decay']>[0]) => {
+      for (let i = 0; i < 3; i++) {
+        await ctx.pause();
+        seen.push(m.gate.busy);
+      }
+      return { items: 3 };
+    };
+    const w = m.createWorker({ jobs: { ...m.jobs, decay: job } });
+    const leave = m.gate.enter(); // a recall under way
+    const run = w.runJob('decay', { userIds: [uid('u')] });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(seen).toEqual([]);
+    leave();
+    expect((await run).status).toBe('succeeded');
+    expect(seen).toEqual([0, 0, 0]);
+    await w.stop();
+  });
 });

@@ -48,12 +48,14 @@ export function cleanupJob(deps: CleanupDeps) {
     const stats: JobStats = { archived: 0, entitiesDropped: 0, factsMerged: 0, ledgerPruned: 0 };
     for (;;) {
       if (ctx.signal.aborted) return stats;
+      await ctx.pause();
       const n = await deps.conversations.archiveIdle({ now, days: deps.archiveDays, limit, userIds });
       stats.archived! += n;
       if (n < limit) break;
     }
     for (;;) {
       if (ctx.signal.aborted) return stats;
+      await ctx.pause();
       const n = await deps.semantic.dropUnusedEntities({ now, minSalience: deps.minSalience, days: deps.unusedDays, limit, userIds });
       stats.entitiesDropped! += n;
       if (n < limit) break;
@@ -61,6 +63,7 @@ export function cleanupJob(deps: CleanupDeps) {
     const pairs = await deps.semantic.duplicateFactPairs({ threshold: deps.duplicateSimilarity, limit, userIds });
     for (const p of pairs) {
       if (ctx.signal.aborted) return stats;
+      await ctx.pause();
       if (!sameStatement(p.aProps, p.bProps) || (p.aProtected && p.bProtected)) continue;
       const aFirst = p.aProtected !== p.bProtected ? p.aProtected : p.aConfidence !== p.bConfidence ? p.aConfidence > p.bConfidence : p.aCreated <= p.bCreated;
       const [keepId, dupId] = aFirst ? [p.aId, p.bId] : [p.bId, p.aId];

@@ -50,6 +50,7 @@ export function consolidateJob(deps: ConsolidateDeps) {
     const candidates = await deps.conversations.findUnconsolidated(deps.batchSize, ctx.userIds ?? null, miningOff);
     for (const conv of candidates) {
       if (ctx.signal.aborted) break;
+      await ctx.pause();
       const lockKey = `consolidation:lock:${conv.id}`;
       const token = await deps.locks.acquire(lockKey, deps.lockTtlMs);
       if (token === null) {
@@ -76,6 +77,7 @@ export function consolidateJob(deps: ConsolidateDeps) {
     const pendingUsers = (ctx.userIds ?? (await deps.observations.pendingUsers(deps.batchSize + off.size))).filter((u) => !off.has(u));
     for (const userId of pendingUsers) {
       if (ctx.signal.aborted) break;
+      await ctx.pause();
       const outcome = await deps.observations.processBatch(userId, 100, (batch, tx) => applyObservations(deps, ctx, userId, batch, tx));
       stats.observations! += outcome.processed;
       if (outcome.error) {
@@ -100,6 +102,7 @@ async function consolidateConversation(
   const learned: ProfileFact[] = [];
   while (through < state.turnCount - 1) {
     if (ctx.signal.aborted) return out;
+    await ctx.pause();
     const rows: ConsolidationTurn[] = await deps.conversations.turnsAfter(conv.id, conv.userId, through, deps.windowTurns);
     if (rows.length === 0) break;
     const turns: ExtractionTurn[] = rows.map((r) => ({ id: r.id, role: r.role, content: r.content, timestamp: r.timestamp, speaker: r.speaker ?? undefined }));

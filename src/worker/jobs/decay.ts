@@ -34,6 +34,7 @@ export function decayJob(deps: DecayDeps) {
     for (const key of ['entities', 'facts'] as const) {
       for (;;) {
         if (ctx.signal.aborted) return stats;
+        await ctx.pause();
         const n = await batches[key]();
         stats[key]! += n;
         if (n < limit) break;

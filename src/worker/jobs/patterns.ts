@@ -56,6 +56,7 @@ export function patternsJob(deps: PatternsDeps) {
     });
     for (const c of rows) {
       if (ctx.signal.aborted) break;
+      await ctx.pause();
       const key = `patterns:lock:${c.id}`;
       const token = await deps.locks.acquire(key, deps.lockTtlMs);
       if (token === null) {

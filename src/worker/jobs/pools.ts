@@ -30,6 +30,7 @@ export function poolsJob(deps: PoolsJobDeps) {
 
     for (;;) {
       if (ctx.signal.aborted) return stats;
+      await ctx.pause();
       const r = await deps.pools.removeExpired(nowIso, limit);
       stats.poolsExpired! += r.pools;
       stats.entriesExpired! += r.entries;
@@ -42,6 +43,7 @@ export function poolsJob(deps: PoolsJobDeps) {
     for (const poolId of await deps.pools.poolIds()) {
       for (let round = 0; round < 10; round++) {
         if (ctx.signal.aborted) return stats;
+        await ctx.pause();
         const pairs = await deps.pools.duplicatePairs(poolId, minScore, limit);
         const used = new Set<string>();
         let merged = 0;
@@ -61,6 +63,7 @@ export function poolsJob(deps: PoolsJobDeps) {
     let afterId: string | null = null;
     for (;;) {
       if (ctx.signal.aborted) return stats;
+      await ctx.pause();
       const batch = await deps.pools.staleCandidates(before, limit, afterId);
       const stale = batch.filter((e) => staleness(e, now.getTime(), deps.staleHalfLifeDays) >= deps.staleThreshold).map((e) => e.id);
       stats.archived! += await deps.pools.archiveEntries(stale, nowIso);

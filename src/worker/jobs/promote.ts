@@ -22,6 +22,7 @@ export function promoteJob(deps: PromoteDeps) {
     stats.candidates = candidates.length;
     for (const c of candidates) {
       if (ctx.signal.aborted) break;
+      await ctx.pause();
       try {
         const r = await deps.knowledge.promoteToGlobal({ userId: c.userId, factId: c.factId, reason: 'worker promote job: past every promotion threshold', thresholds: deps.thresholds });
         if (!r.promoted) {

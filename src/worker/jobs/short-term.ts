@@ -29,10 +29,12 @@ export function shortTermJob(deps: ShortTermJobDeps) {
     const userIds = ctx.userIds ?? null;
     for (;;) {
       if (ctx.signal.aborted) return stats;
+      await ctx.pause();
       const batch = await deps.store.promotable(deps.minAccess, deps.batchSize, userIds);
       let progressed = 0;
       for (const entry of batch) {
         if (ctx.signal.aborted) return stats;
+        await ctx.pause();
         try {
           const { fact } = await deps.knowledge.storeFact(promotedFact(entry));
           await deps.store.markPromoted(entry.id, fact.id, ctx.clock.now());
