@@ -1,4 +1,4 @@
-import neo4j, { type Driver, type ManagedTransaction, type RecordShape } from 'neo4j-driver';
+import neo4j, { isRetryableError, ManagedTransaction, type Driver, type RecordShape } from 'neo4j-driver';
 import { MnemographError, StoreUnavailableError, ValidationError, SchemaError, errorMessage } from '../errors';
 
 /** Who runs a query: recorded as transaction metadata, visible in `SHOW TRANSACTIONS` and query logs. */
@@ -9,12 +9,18 @@ export interface QueryTag {
 
 /**
  * The one door to Neo4j. Always managed (retried) read/write transactions, always
- * parameters, always tagged with the subsystem and operation. Errors leave mapped.
+ * parameters, always tagged with the subsystem and operation. Errors leave mapped. While
+ * Neo4j is unreachable, calls fail within a couple of seconds with StoreUnavailableError
+ * (503 at the API) instead of retrying for the whole retry window.
  */
 export interface CypherRunner {
   /** Runs a read query in a managed read transaction (routed to readers on a cluster). */
   read<T extends RecordShape = RecordShape>(cypher: string, params: Record<string, unknown>, tag: QueryTag): Promise<T[]>;
-  /** Runs a write query in a managed write transaction; retried on transient errors. */
+  /**
+   * Runs a write query in a managed write transaction; retried on transient errors. A write
+   * whose commit was sent but never acknowledged (the server died) fails with
+   * StoreUnavailableError and may have committed: writes must be idempotent on retry.
+   */
   write<T extends RecordShape = RecordShape>(cypher: string, params: Record<string, unknown>, tag: QueryTag): Promise<T[]>;
   /** Runs several statements in one managed write transaction (all or nothing). */
   writeTx<R>(work: (tx: ManagedTransaction) => Promise<R>, tag: QueryTag): Promise<R>;
@@ -27,18 +33,47 @@ export interface Neo4jConnection {
   password: string;
 }
 
+/** The retry of transient errors (deadlocks, a leader switch, a stale pooled connection): the driver's defaults. */
+const RETRY = { maxTimeMs: 10_000, initialDelayMs: 1_000, multiplier: 2, jitter: 0.2 };
+
+/** How long a reachability probe may take. */
+const PROBE_TIMEOUT_MS = 1_500;
+
+/** Errors that mean "no server to talk to" rather than "try again": a probe decides which. */
+function isConnectivityError(err: unknown): boolean {
+  const code = (err as { code?: string }).code ?? '';
+  return code === 'ServiceUnavailable' || code === 'SessionExpired' || code === 'Neo.TransientError.General.DatabaseUnavailable';
+}
+
 export function createNeo4jDriver(config: Neo4jConnection): Driver {
   return neo4j.driver(config.uri, neo4j.auth.basic(config.user, config.password), {
     disableLosslessIntegers: true,
     maxConnectionPoolSize: 50,
     connectionAcquisitionTimeout: 10_000,
     connectionTimeout: 5_000,
-    maxTransactionRetryTime: 10_000,
+    // Neo4jExecutor retries itself; the driver's loop (session.executeRead/executeWrite, unused)
+    // retried a dead server for 13-18 s per call before the API could answer 503.
+    maxTransactionRetryTime: RETRY.maxTimeMs,
     userAgent: 'mnemograph/0.1',
   });
 }
 
+/**
+ * The executor: one session per call, each attempt a transaction that commits or rolls back
+ * whole (as `session.executeWrite` runs it), attempts retried here rather than in the driver so
+ * that an outage is told apart from contention. A transient error (deadlock, leader switch,
+ * stale pooled connection) is retried for up to 10 s with the driver's back-off. A connectivity
+ * error (ServiceUnavailable, SessionExpired, DatabaseUnavailable while the server restarts) asks
+ * a probe (`RETURN 1`, 1.5 s at most, shared by every call): when Neo4j does not answer, the
+ * executor is marked down and the call fails at once with StoreUnavailableError. While down,
+ * each call first awaits a probe (the one in flight, else a new one): it fails
+ * within the probe's time, and the first probe that succeeds lets calls through again.
+ */
 export class Neo4jExecutor implements CypherRunner {
+  /** The connectivity error that marked Neo4j down; undefined while it answers. */
+  private down: unknown;
+  private probing: Promise<boolean> | undefined;
+
   constructor(
     private readonly driver: Driver,
     private readonly database: string,
@@ -57,16 +92,80 @@ export class Neo4jExecutor implements CypherRunner {
     return this.session('WRITE', tag, work);
   }
 
+  /** Whether the last probe found Neo4j unreachable (calls fail fast until one succeeds). */
+  get unavailable(): boolean {
+    return this.down !== undefined;
+  }
+
   private async session<R>(mode: 'READ' | 'WRITE', tag: QueryTag, work: (tx: ManagedTransaction) => Promise<R>): Promise<R> {
+    const ctx = { uri: this.uri, database: this.database, ...tag };
+    if (this.down !== undefined && !(await this.reachable())) throw mapNeo4jError(this.down, ctx);
     const session = this.driver.session({ database: this.database, defaultAccessMode: mode === 'READ' ? neo4j.session.READ : neo4j.session.WRITE });
     const txConfig = { metadata: { app: 'mnemograph', subsystem: tag.subsystem, op: tag.op } };
     try {
-      return mode === 'READ' ? await session.executeRead(work, txConfig) : await session.executeWrite(work, txConfig);
+      const started = Date.now();
+      for (let delayMs = RETRY.initialDelayMs; ; delayMs *= RETRY.multiplier) {
+        try {
+          return await this.attempt(session, txConfig, work);
+        } catch (err) {
+          if (!isRetryableError(err) || Date.now() - started > RETRY.maxTimeMs) throw err;
+          // A dead server is not retried: the caller hears 503 now (a write's retry is idempotent).
+          if (isConnectivityError(err) && !(await this.reachable(err))) throw err;
+        }
+        await new Promise((r) => setTimeout(r, delayMs * (1 - RETRY.jitter + Math.random() * 2 * RETRY.jitter)));
+        if (this.down !== undefined) throw mapNeo4jError(this.down, ctx);
+      }
     } catch (err) {
-      throw mapNeo4jError(err, { uri: this.uri, database: this.database, ...tag });
+      throw mapNeo4jError(err, ctx);
     } finally {
-      await session.close();
+      await session.close().catch(() => undefined);
     }
+  }
+
+  /** One transaction: the work, then commit; rolled back when the work fails (as `executeWrite` does). */
+  private async attempt<R>(session: ReturnType<Driver['session']>, txConfig: { metadata: Record<string, string> }, work: (tx: ManagedTransaction) => Promise<R>): Promise<R> {
+    const tx = await session.beginTransaction(txConfig);
+    try {
+      const result = await work(ManagedTransaction.fromTransaction(tx));
+      await tx.commit();
+      return result;
+    } catch (err) {
+      if (tx.isOpen()) await tx.rollback().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /**
+   * Whether Neo4j answers a query now: the probe in flight, else a new one (one at a time, so
+   * an outage costs one `RETURN 1` attempt at a time, not one per call). A failed probe marks
+   * the executor down with `cause` (or the probe's own error); a successful one clears it.
+   */
+  private reachable(cause?: unknown): Promise<boolean> {
+    if (this.probing) return this.probing;
+    const probe = async (): Promise<boolean> => {
+      let timer: NodeJS.Timeout | undefined;
+      let session: ReturnType<Driver['session']> | undefined;
+      try {
+        session = this.driver.session({ database: this.database, defaultAccessMode: neo4j.session.READ });
+        await Promise.race([
+          session.run('RETURN 1'),
+          new Promise((_, reject) => {
+            timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`), { code: 'ServiceUnavailable' })), PROBE_TIMEOUT_MS);
+          }),
+        ]);
+        this.down = undefined;
+        return true;
+      } catch (err) {
+        this.down = cause ?? err;
+        return false;
+      } finally {
+        clearTimeout(timer);
+        // Not awaited: a probe that timed out may hold its session until the connection gives up.
+        session?.close().catch(() => undefined);
+      }
+    };
+    this.probing = probe().finally(() => (this.probing = undefined));
+    return this.probing;
   }
 }
 
@@ -78,6 +177,9 @@ export function mapNeo4jError(err: unknown, ctx: { uri: string; database: string
   const details = { neo4jCode: code, ...ctx };
   if (code === 'ServiceUnavailable' || code === 'SessionExpired' || (/ECONNREFUSED|connect/i.test(code + msg) && !code.startsWith('Neo.'))) {
     return new StoreUnavailableError('neo4j', `Neo4j at ${ctx.uri} is unreachable (${msg}); start it with \`npm run stack:up\` or fix NEO4J_URI`, details, err);
+  }
+  if (code === 'Neo.TransientError.General.DatabaseUnavailable') {
+    return new StoreUnavailableError('neo4j', `Neo4j at ${ctx.uri} is not serving database "${ctx.database}" yet (starting or recovering: ${msg}); retry shortly`, details, err);
   }
   if (code === 'Neo.ClientError.Security.Unauthorized' || code === 'Neo.ClientError.Security.AuthenticationRateLimit') {
     return new StoreUnavailableError('neo4j', `Neo4j at ${ctx.uri} rejected the credentials; fix NEO4J_USER / NEO4J_PASSWORD`, details, err);

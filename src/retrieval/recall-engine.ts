@@ -2,7 +2,7 @@ import type { AuditLogger } from '../audit';
 import type { Embedder } from '../embedding';
 import type { EpisodicStore, TurnFilters, TurnWindow } from '../episodic/contract';
 import { userScope, type AccessScope } from '../access';
-import { errorMessage } from '../errors';
+import { errorMessage, StoreUnavailableError } from '../errors';
 import { windowStart } from '../schemas';
 import type { Logger } from '../infra/logger';
 import type {
@@ -83,11 +83,15 @@ export class HybridRecallEngine implements RecallEngine {
     const asOf = q.asOf ? new Date(q.asOf) : new Date();
     const degraded: string[] = [];
     const timings: Record<string, number> = {};
+    // Neo4j away: nothing can be recalled, and an empty 200 would tell the caller the user has no
+    // memories. Noted here, thrown once every signal has settled (503 with Retry-After at the API).
+    let outage: StoreUnavailableError | undefined;
     const timed = async <T>(name: string, work: () => Promise<T>, fallback: T): Promise<T> => {
       const start = performance.now();
       try {
         return await work();
       } catch (err) {
+        if (err instanceof StoreUnavailableError && err.details.store === 'neo4j') outage ??= err;
         degraded.push(`${name}: ${errorMessage(err)}`);
         this.d.log.warn({ subsystem: 'retrieval', signal: name, err: errorMessage(err) }, 'recall signal failed; answering without it');
         return fallback;
@@ -199,6 +203,7 @@ export class HybridRecallEngine implements RecallEngine {
     // The turn that changed a recalled fact ranks above the turns that said the old value (a
     // question about the past keeps the turn order: the old value may be its answer).
     const turnsOut = tense === 'past' || recalled.length === 0 ? recalled : await this.withChangeTurns(recalled, byKind.fact, q, scope, window, timed);
+    if (outage) throw outage;
 
     const bundle: MemoryBundle = {
       query: q.query,

@@ -9,7 +9,7 @@ import { TcpProxy } from '../support/tcp-proxy';
 import { happy, openHarness, seedUser, type Harness } from './api-harness';
 
 /*
- * Issue #22: bad input changes nothing, a store outage is a 503 and never half a write, every
+ * Issue #22: bad input changes nothing, a store outage (PostgreSQL, Neo4j) is a 503 within seconds and never half a write, every
  * acknowledged write is whole and audited once, and forget-user is final while writers race it.
  */
 
@@ -200,6 +200,69 @@ describe('a PostgreSQL outage is 503 with Retry-After, never half a write (findi
     expect((await p.call(t.key, 'POST', '/v1/turns', second)).body.created).toBe(false);
     await p.m.audit.flush();
     expect((await p.m.pg.primary.query("SELECT 1 FROM memory_audit_log WHERE operation = 'store' AND $1 = ANY(affected_ids)", [internalId])).rowCount).toBe(1);
+  });
+});
+
+describe('a Neo4j outage is 503 with Retry-After within seconds, not a hang (finding 7)', () => {
+  // A proxy in front of the test Neo4j: cut or closed, never the Neo4j itself (it is shared).
+  let proxy: TcpProxy;
+  let n: Harness;
+  beforeAll(async () => {
+    const url = new URL(testConfig().neo4j.uri);
+    proxy = new TcpProxy({ host: url.hostname, port: Number(url.port || 7687) });
+    await proxy.open();
+    n = await openHarness({ NEO4J_URI: `bolt://127.0.0.1:${proxy.port}`, AUDIT_SPOOL_DIR: spoolDir });
+  });
+  afterAll(async () => {
+    await n.close();
+    await proxy.close();
+  });
+
+  const timed = async (key: string | undefined, method: string, path: string, body?: unknown) => {
+    const t0 = Date.now();
+    const r = await n.call(key, method, path, body);
+    return { ...r, ms: Date.now() - t0 };
+  };
+
+  // Before this fix, a call retried the dead server for 13-18 s (the driver's retry loop), so
+  // callers waited until Neo4j was back instead of hearing 503.
+  it.each<[string, () => unknown, () => unknown]>([
+    ['killed: connections cut, new ones dropped as accepted', () => proxy.cut(), () => proxy.restore()],
+    ['stopped: connections refused', () => proxy.close(), () => proxy.open()],
+  ])('%s: recall and a turn write are 503 within 3 s, /readyz says Neo4j is down, the retried write is stored and audited once', async (_name, down, up) => {
+    const t = await n.tenant();
+    const userId = uid('u');
+    const conversationId = uid('c');
+    expect((await n.call(t.key, 'POST', '/v1/turns', { userId, conversationId, role: 'user', content: 'I live in Lisbon.' })).status).toBe(201);
+
+    await down();
+    try {
+      for (const [method, path, body] of [
+        ['POST', '/v1/recall', { userId, query: 'where does the user live?', topK: 5 }],
+        ['POST', '/v1/turns', { userId, conversationId, role: 'assistant', content: 'Noted.', index: 1 }],
+        ['GET', `/v1/users/${userId}/conversations/${conversationId}`, undefined],
+      ] as const) {
+        const r = await timed(t.key, method, path, body);
+        expect([path, r.status, r.body.error?.code, r.body.error?.details?.store]).toEqual([path, 503, 'STORE_UNAVAILABLE', 'neo4j']);
+        expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+        expect(r.ms).toBeLessThan(3_000);
+      }
+      const ready = await n.call(undefined, 'GET', '/readyz');
+      expect([ready.status, ready.body.stores.neo4j.up]).toEqual([503, false]);
+    } finally {
+      await up();
+    }
+    const retried = await eventually(async () => {
+      const r = await n.call(t.key, 'POST', '/v1/turns', { userId, conversationId, role: 'assistant', content: 'Noted.', index: 1 });
+      return r.status === 201 ? r : undefined;
+    }, 'the retried write to be stored once Neo4j is back');
+    expect(retried.body.created).toBe(true);
+    expect((await n.call(t.key, 'GET', `/v1/users/${userId}/conversations/${conversationId}`)).body.turns).toHaveLength(2);
+    expect((await n.call(undefined, 'GET', '/readyz')).status).toBe(200);
+    const internalId = `${t.tenantId}.${retried.body.turn.id as string}`;
+    await n.m.audit.flush();
+    expect((await n.m.pg.primary.query("SELECT 1 FROM memory_audit_log WHERE operation = 'store' AND $1 = ANY(affected_ids)", [internalId])).rowCount).toBe(1);
+    expect((await n.m.pg.primary.query('SELECT 1 FROM conversation_logs WHERE turn_id = $1', [internalId])).rowCount).toBe(1);
   });
 });
 

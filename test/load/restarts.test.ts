@@ -1,10 +1,13 @@
 import { forgetRace, mixedLoad, openService, outage, type Service } from './scenarios';
-import { privatePostgres, privateRedis, type StoreControl } from './stores';
+import { loadConfig } from '../../src/config';
+import { privatePostgres, privateRedis, runningNeo4j, type StoreControl } from './stores';
 
 /*
  * The fault suite, short form (`npm run test:faults`; not in `npm test`): the suite's own
  * PostgreSQL and Redis really stopped and started under concurrent writers, forget-user
- * racing writers, 50 clients. The long form with a Neo4j kill -9 is `npm run test:load`.
+ * racing writers, 50 clients. With FAULTS_NEO4J_DATA_DIR (and NEO4J_URI / NEO4J_HTTP_PORT of
+ * that instance, never the one on 7687), also a Neo4j kill -9 and restart; the long form with
+ * figures is `npm run test:load`.
  */
 
 jest.setTimeout(300_000);
@@ -43,6 +46,27 @@ it('a Redis shutdown/restart: every write acknowledged, /readyz ready but degrad
   expect(r.readyz.told_the_truth).toBe(true);
   expect(r.ledger).toMatchObject({ lost_in_neo4j: 0, without_postgres_row: 0, without_audit_row: 0, audited_more_than_once: 0 });
 });
+
+// Restarting a killed Neo4j recovers its store: minutes on a loaded machine.
+(process.env.FAULTS_NEO4J_DATA_DIR ? it : it.skip)(
+  'a Neo4j kill -9 and restart: reads and writes are 503 within seconds (not a hang), every acknowledged turn whole, /readyz truthful',
+  async () => {
+    const base = loadConfig(process.env);
+    const neo4j = runningNeo4j({ uri: base.neo4j.uri, httpPort: base.neo4j.httpPort, dataDir: process.env.FAULTS_NEO4J_DATA_DIR! });
+    const r = await outage(svc, neo4j, shape);
+    expect(r.status_5xx_not_503).toBe(0);
+    expect(r.reads_during_outage.status_5xx_not_503).toBe(0);
+    for (const seen of [r.writes_during_outage, r.reads_during_outage]) {
+      expect(Object.keys(seen.statuses)).toEqual(['503']);
+      expect(seen.first_503_after_stop_ms).toBeLessThan(5_000);
+      expect(seen.latency_ms.max).toBeLessThan(5_000);
+    }
+    expect(r.time_to_recover_ms).not.toBeNull();
+    expect(r.readyz.told_the_truth).toBe(true);
+    expect(r.ledger).toMatchObject({ lost_in_neo4j: 0, without_postgres_row: 0, without_audit_row: 0, audited_more_than_once: 0, turns_in_neo4j_without_row: 0 });
+  },
+  1_200_000,
+);
 
 it('forget-user racing writers leaves nothing and strands nobody', async () => {
   const r = await forgetRace(svc, { rounds: 2, writers: 4, leadMs: 300 });

@@ -72,7 +72,10 @@ export async function openService(env: Record<string, string>): Promise<Service>
 }
 
 interface Sent {
+  /** When the answer came. */
   at: number;
+  /** When the request was sent. */
+  sentAt: number;
   status: number;
   /** The error code and message of a 5xx other than 503 (what to fix). */
   error?: string;
@@ -93,6 +96,8 @@ function histogram(statuses: number[]): Record<string, number> {
 }
 
 const is5xxNot503 = (s: number) => s >= 500 && s !== 503;
+/** Worth recording why: a 5xx other than 503, or no answer at all (status 0). */
+const isFailure = (s: number) => is5xxNot503(s) || s === 0;
 
 /**
  * `writers` concurrent clients, each storing turns of its own conversation with explicit
@@ -105,11 +110,12 @@ function startWriters(svc: Service, writers: number, tag: string) {
   let stopped = false;
   const loops = Array.from({ length: writers }, async (_, w) => {
     const userId = `${tag}-w${w}`;
-    const conversationId = `${tag}-c${w}-${randomUUID().slice(0, 8)}`;
+    const conversationId = `${tag}-c${w}`;
     for (let index = 0; !stopped; index++) {
       for (;;) {
+        const sentAt = Date.now();
         const r = await svc.call('POST', '/v1/turns', { userId, conversationId, index, role: index % 2 ? 'assistant' : 'user', content: `writer ${w} turn ${index} of ${tag}` });
-        sent.push({ at: Date.now(), status: r.status, ...(is5xxNot503(r.status) ? { error: `${r.body?.error?.code}: ${r.body?.error?.message}` } : {}) });
+        sent.push({ at: Date.now(), sentAt, status: r.status, ...(isFailure(r.status) ? { error: `${r.body?.error?.code}: ${r.body?.error?.message}` } : {}) });
         if (r.status === 200 || r.status === 201) {
           ledger.push({ userId, conversationId, index, id: r.body.turn.id as string });
           break;
@@ -126,6 +132,50 @@ function startWriters(svc: Service, writers: number, tag: string) {
       stopped = true;
       await Promise.all(loops);
     },
+  };
+}
+
+/**
+ * `readers` concurrent clients reading the conversations of the first writers (a Neo4j read)
+ * every 100 ms until stopped; every request is recorded.
+ */
+function startReaders(svc: Service, readers: number, tag: string) {
+  const sent: Sent[] = [];
+  let stopped = false;
+  const loops = Array.from({ length: readers }, async (_, r) => {
+    while (!stopped) {
+      const sentAt = Date.now();
+      const res = await svc.call('GET', `/v1/users/${tag}-w${r}/conversations/${tag}-c${r}`);
+      sent.push({ at: Date.now(), sentAt, status: res.status, ...(isFailure(res.status) ? { error: `${res.body?.error?.code}: ${res.body?.error?.message}` } : {}) });
+      await new Promise((done) => setTimeout(done, 100));
+    }
+  });
+  return {
+    sent,
+    async stop() {
+      stopped = true;
+      await Promise.all(loops);
+    },
+  };
+}
+
+/** p50 and max of the latencies of these requests, in ms. */
+function latency(sent: Sent[]): { n: number; p50: number | null; max: number | null } {
+  const ms = sent.map((s) => s.at - s.sentAt).sort((a, b) => a - b);
+  return { n: ms.length, p50: ms.length ? ms[Math.floor(ms.length / 2)]! : null, max: ms.length ? ms[ms.length - 1]! : null };
+}
+
+/**
+ * What callers saw while the store was away (sent after it was stopped, answered before it was
+ * started again): statuses, latency, and how long after the stop the first 503 came.
+ */
+function duringOutage(sent: Sent[], t: { stop: number; start: number }) {
+  const during = sent.filter((s) => s.sentAt >= t.stop && s.at < t.start);
+  const first503 = sent.find((s) => s.status === 503 && s.at >= t.stop);
+  return {
+    statuses: histogram(during.map((s) => s.status)),
+    latency_ms: latency(during),
+    first_503_after_stop_ms: first503 ? first503.at - t.stop : null,
   };
 }
 
@@ -188,6 +238,7 @@ export async function checkLedger(m: Mnemograph, tenantId: string, ledger: Acked
 export async function outage(svc: Service, store: StoreControl, opts: { writers: number; beforeMs: number; downMs: number; afterMs: number }) {
   const tag = `${store.name}-${randomUUID().slice(0, 6)}`;
   const writers = startWriters(svc, opts.writers, tag);
+  const readers = startReaders(svc, 2, tag);
   const ready = sampleReadiness(svc);
   let t = { stop: 0, stopped: 0, start: 0, started: 0 };
   try {
@@ -208,6 +259,7 @@ export async function outage(svc: Service, store: StoreControl, opts: { writers:
   const recovered = ackAfter();
   await sleep(opts.afterMs);
   await writers.stop();
+  await readers.stop();
   await ready.stop();
   t = { ...t };
 
@@ -224,9 +276,17 @@ export async function outage(svc: Service, store: StoreControl, opts: { writers:
     requests_sent: writers.sent.length,
     statuses: histogram(writers.sent.map((s) => s.status)),
     status_5xx_not_503: writers.sent.filter((s) => is5xxNot503(s.status)).length,
-    errors_5xx_not_503: [...new Set(writers.sent.flatMap((s) => (s.error ? [s.error] : [])))].slice(0, 5),
+    errors_5xx_not_503: [...new Set(writers.sent.flatMap((s) => (s.error && s.status !== 0 ? [s.error] : [])))].slice(0, 5),
+    // No answer at all (connection reset, or none within the client's 60 s): when, and why.
+    no_answer: writers.sent
+      .filter((s) => s.status === 0)
+      .slice(0, 5)
+      .map((s) => ({ sent_after_stop_ms: s.sentAt - t.stop, waited_ms: s.at - s.sentAt, error: s.error })),
     errors_during_outage: histogram(during.filter((s) => s.status !== 200 && s.status !== 201).map((s) => s.status)),
     acknowledged_during_outage: during.filter((s) => s.status === 200 || s.status === 201).length,
+    // Sent during the outage and answered before the store was started again: how fast callers heard.
+    writes_during_outage: duringOutage(writers.sent, t),
+    reads_during_outage: { ...duringOutage(readers.sent, t), status_5xx_not_503: readers.sent.filter((s) => is5xxNot503(s.status)).length },
     time_to_recover_ms: recovered ? recovered.at - t.started : null,
     readyz: {
       samples_during_outage: down.length,

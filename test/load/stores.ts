@@ -142,8 +142,12 @@ export function runningNeo4j(opts: { uri: string; httpPort: number; dataDir: str
       await until(async () => pid() === undefined, 10_000);
     },
     async start() {
-      const r = spawnSync('npx', ['tsx', 'src/cli/main.ts', 'stack', 'up'], { env: { ...process.env, ...env }, encoding: 'utf8', cwd: join(__dirname, '../..') });
-      if (r.status !== 0) throw new Error(`stack up failed: ${r.stderr || r.stdout}`);
+      // Not spawnSync: the service under test runs in this process and must keep answering while Neo4j restarts.
+      const child = spawn('npx', ['tsx', 'src/cli/main.ts', 'stack', 'up'], { env: { ...process.env, ...env }, cwd: join(__dirname, '../..') });
+      let output = '';
+      for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      if (code !== 0) throw new Error(`stack up failed: ${output}`);
     },
     async close() {
       if (!pid()) await this.start();

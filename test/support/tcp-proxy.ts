@@ -8,10 +8,15 @@ export class TcpProxy {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
   private loseCommitAck: (() => void) | undefined;
+  private dropping = false;
   port = 0;
   constructor(private readonly target: { host: string; port: number }) {}
   async open(): Promise<void> {
     this.server = createServer((client) => {
+      if (this.dropping) {
+        client.destroy();
+        return;
+      }
       const upstream = connect(this.target.port, this.target.host);
       for (const s of [client, upstream]) {
         this.sockets.add(s);
@@ -52,6 +57,17 @@ export class TcpProxy {
    */
   loseNextCommitAck(): Promise<void> {
     return new Promise((resolve) => (this.loseCommitAck = resolve));
+  }
+  /**
+   * Cuts every open connection and drops new ones as soon as they are accepted (as a store
+   * just killed, or one whose port is open before it serves), until `restore()`.
+   */
+  cut(): void {
+    this.dropping = true;
+    for (const s of this.sockets) s.destroy();
+  }
+  restore(): void {
+    this.dropping = false;
   }
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy();
