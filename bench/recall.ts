@@ -89,7 +89,10 @@ async function main(): Promise<void> {
 
   // A fresh stack gets its schema here, as `npm start` would.
   const config = loadConfig({ ...process.env, EMBEDDING_MODE: 'inline', MIGRATE_ON_START: 'true', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
-  const embedder = new CachingEmbedder(createEmbedder(config.embedding), join(ROOT, 'bench/cache', `embeddings-${config.embedding.provider}-${config.embedding.model}.bin`));
+  const embedder = new CachingEmbedder(
+    createEmbedder(config.embedding),
+    process.env.BENCH_EMBEDDING_CACHE ?? join(ROOT, 'bench/cache', `embeddings-${config.embedding.provider}-${config.embedding.model}.bin`),
+  );
   const m = await createMnemograph(config, { embedder, backgroundEmbedding: false });
   try {
     if (opts.format === 'latency') {

@@ -47,14 +47,16 @@ export interface OnnxModelSpec extends ModelBase {
   tokenizerEntry: string;
 }
 /**
- * How an ONNX worker cuts the texts of one request into model runs: texts sorted by length,
- * at most `rows` per run and at most `tokens` tokens in a run once padded to its longest text.
+ * How an ONNX worker cuts the texts of one request into model runs: at most `rows` texts per
+ * run, texts of similar length together. One text per run is the default: the int8 models
+ * quantize activations per run (padding included), so a text's vector then never depends on
+ * what it was embedded with, and on this 2-core machine it was the fastest for long turns
+ * (bench:embedding; docs in the README).
  */
 export interface OnnxBatching {
   rows: number;
-  tokens: number;
 }
-export const DEFAULT_ONNX_BATCHING: OnnxBatching = { rows: 16, tokens: Number.POSITIVE_INFINITY };
+export const DEFAULT_ONNX_BATCHING: OnnxBatching = { rows: 1 };
 
 export interface UseLiteSpec extends ModelBase {
   runtime: 'use-lite';

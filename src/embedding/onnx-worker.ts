@@ -33,15 +33,11 @@ function tokenIds(tokenizer: Tokenizer, text: string): number[] {
 async function embed({ tokenizer, session }: Loaded, texts: string[]): Promise<number[][]> {
   const D = spec.dimensions;
   const encoded = texts.map((t) => tokenIds(tokenizer, t));
-  // Batch texts of similar length together so little time goes into padding.
+  // Texts of similar length share a run, so little time goes into padding.
   const order = encoded.map((_, i) => i).sort((a, b) => encoded[a]!.length - encoded[b]!.length);
   const vectors = new Array<number[]>(texts.length);
-  for (let start = 0; start < order.length;) {
-    // Ascending lengths: the last row sets the padded length L; rows × L stays within the budget.
-    let end = start + 1;
-    while (end < order.length && end - start < batching.rows && (end - start + 1) * encoded[order[end]!]!.length <= batching.tokens) end++;
-    const batch = order.slice(start, end);
-    start = end;
+  for (let start = 0; start < order.length; start += batching.rows) {
+    const batch = order.slice(start, start + batching.rows);
     const L = encoded[batch[batch.length - 1]!]!.length;
     const ids = new BigInt64Array(batch.length * L);
     const mask = new BigInt64Array(batch.length * L);
