@@ -100,11 +100,12 @@ async function main(): Promise<void> {
     srv = await server(true, 'cold');
     try {
       const conversationId = `${userId}-live`;
+      const said = conversation.sessions.flatMap((session) => session.turns);
       const store: number[] = [];
       const recall: number[] = [];
       for (let i = 0; i < Number(opts.firstCalls); i++) {
         let s = performance.now();
-        await api.expect(201, 'POST', '/v1/turns', { userId, conversationId, role: 'user', content: `A new thought, number ${i}: ${conversation.sessions[0]!.turns[i]!.content}` });
+        await api.expect(201, 'POST', '/v1/turns', { userId, conversationId, role: 'user', content: `A new thought, number ${i}: ${said[i % said.length]!.content}` });
         store.push(performance.now() - s);
         s = performance.now();
         await api.expect(200, 'POST', '/v1/recall/context', { userId, query: questions[i % questions.length], topK: 10 });

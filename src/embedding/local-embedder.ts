@@ -11,10 +11,14 @@ interface Job {
   reject: (e: Error) => void;
 }
 
+/** Background texts per message to a worker thread (a query waits for at most one such piece). */
+const BACKGROUND_PIECE = 4;
+
 /**
  * The offline embedder: a local model (see local-models.ts) in worker threads, so embedding
  * never blocks request handling. Interactive requests (queries) jump the queue of background
- * batches; a query waits at most for one batch in flight.
+ * batches, which reach the workers BACKGROUND_PIECE texts at a time; a query waits at most for
+ * one piece in flight.
  */
 export class LocalEmbedder implements Embedder {
   readonly provider = 'local';
@@ -67,10 +71,21 @@ export class LocalEmbedder implements Embedder {
     if (texts.length === 0) return Promise.resolve([]);
     const prefix = (opts.input === 'query' ? this.spec.queryPrefix : this.spec.documentPrefix) ?? '';
     if (prefix) texts = texts.map((t) => prefix + t);
-    return new Promise((resolve, reject) => {
-      (opts.priority === 'interactive' ? this.interactive : this.background).push({ texts, resolve, reject });
-      this.pump();
-    });
+    if (opts.priority === 'interactive') {
+      return new Promise((resolve, reject) => {
+        this.interactive.push({ texts, resolve, reject });
+        this.pump();
+      });
+    }
+    // Background texts go to the workers a few at a time, so a query arriving meanwhile waits
+    // for at most one such piece per worker, not for a whole batch.
+    const pieces: Array<Promise<number[][]>> = [];
+    for (let i = 0; i < texts.length; i += BACKGROUND_PIECE) {
+      const piece = texts.slice(i, i + BACKGROUND_PIECE);
+      pieces.push(new Promise((resolve, reject) => this.background.push({ texts: piece, resolve, reject })));
+    }
+    this.pump();
+    return Promise.all(pieces).then((parts) => parts.flat());
   }
 
   private pump(): void {
