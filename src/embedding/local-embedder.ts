@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { MnemographError } from '../errors';
 import type { EmbedOptions, Embedder } from './contract';
 import { DEFAULT_ONNX_BATCHING, assertUseLiteInstalled, type LocalModelSpec, type OnnxBatching } from './local-models';
+import type { LaneReport } from './thread-priority';
 
 interface Job {
   texts: string[];
@@ -11,27 +12,42 @@ interface Job {
   reject: (e: Error) => void;
 }
 
+interface Lane {
+  worker: Worker;
+  /** The interactive lane takes queries only; background lanes take background texts, and queries when it is busy. */
+  interactiveOnly: boolean;
+  busy: boolean;
+  pending?: Job;
+  /** The thread's id and nice value, as it reported them on start. */
+  report?: LaneReport;
+}
+
 /** Background texts per message to a worker thread (a query waits for at most one such piece). */
 const BACKGROUND_PIECE = 4;
+/** CPU priority of the background lanes: under load the kernel gives the request path (nice 0) the cores first. */
+export const BACKGROUND_NICE = 10;
 
 /**
  * The offline embedder: a local model (see local-models.ts) in worker threads, so embedding
- * never blocks request handling. Interactive requests (queries) jump the queue of background
- * batches, which reach the workers BACKGROUND_PIECE texts at a time; a query waits at most for
- * one piece in flight.
+ * never blocks request handling. `threads` background lanes embed stored texts at a lower CPU
+ * priority (BACKGROUND_NICE), so a bulk import does not take the cores from requests; one
+ * interactive lane at normal priority embeds queries, which jump the queue of background
+ * batches and go to a background lane only while the interactive one is busy. Background
+ * batches reach the lanes BACKGROUND_PIECE texts at a time.
  */
 export class LocalEmbedder implements Embedder {
   readonly provider = 'local';
   readonly model: string;
   readonly dimensions: number;
-  private readonly workers: Array<{ worker: Worker; busy: boolean; pending?: Job }> = [];
+  private readonly lanes: Lane[] = [];
   private readonly interactive: Job[] = [];
   private readonly background: Job[] = [];
   private nextId = 0;
+  private readonly reported: Promise<LaneReport[]>;
 
   constructor(
     private readonly spec: LocalModelSpec,
-    opts: { modelDir: string; mavenUrl: string; threads?: number; batching?: OnnxBatching },
+    opts: { modelDir: string; mavenUrl: string; threads?: number; batching?: OnnxBatching; backgroundNice?: number },
   ) {
     this.model = spec.id;
     this.dimensions = spec.dimensions;
@@ -39,19 +55,30 @@ export class LocalEmbedder implements Embedder {
     const name = spec.runtime === 'onnx' ? 'onnx-worker' : 'use-lite-worker';
     const js = join(__dirname, `${name}.js`);
     const file = existsSync(js) ? js : join(__dirname, `${name}.ts`);
-    const workerData = { spec, modelDir: opts.modelDir, mavenUrl: opts.mavenUrl, batching: opts.batching ?? DEFAULT_ONNX_BATCHING };
-    for (let i = 0; i < Math.max(1, opts.threads ?? 2); i++) {
+    const backgroundNice = opts.backgroundNice ?? BACKGROUND_NICE;
+    const reports: Array<Promise<LaneReport>> = [];
+    // The interactive lane first: queries look for a free lane in this order.
+    for (let i = 0; i <= Math.max(1, opts.threads ?? 2); i++) {
+      const interactiveOnly = i === 0;
+      const workerData = { spec, modelDir: opts.modelDir, mavenUrl: opts.mavenUrl, batching: opts.batching ?? DEFAULT_ONNX_BATCHING, nice: interactiveOnly ? 0 : backgroundNice };
       // Running from TypeScript sources (tsx, ts-jest): load the worker through tsx's require hook
       // (resolved here: an eval worker resolves from the working directory, which may be anywhere).
       const worker = file.endsWith('.ts')
         ? new Worker(`require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(file)});`, { eval: true, workerData })
         : new Worker(file, { workerData });
       worker.unref();
-      const slot: { worker: Worker; busy: boolean; pending?: Job } = { worker, busy: false };
-      worker.on('message', (msg: { vectors?: number[][]; error?: string }) => {
-        const job = slot.pending;
-        slot.pending = undefined;
-        slot.busy = false;
+      const lane: Lane = { worker, interactiveOnly, busy: false };
+      let reported: (r: LaneReport) => void = () => undefined;
+      reports.push(new Promise((resolve) => (reported = resolve)));
+      worker.on('message', (msg: { lane?: LaneReport; vectors?: number[][]; error?: string }) => {
+        if (msg.lane) {
+          lane.report = msg.lane;
+          reported(msg.lane);
+          return;
+        }
+        const job = lane.pending;
+        lane.pending = undefined;
+        lane.busy = false;
         if (job) {
           if (msg.error !== undefined || !msg.vectors) job.reject(new MnemographError('EMBEDDING_FAILED', 'upstream', `local embedding failed: ${msg.error}`));
           else job.resolve(msg.vectors);
@@ -59,12 +86,19 @@ export class LocalEmbedder implements Embedder {
         this.pump();
       });
       worker.on('error', (err) => {
-        slot.pending?.reject(new MnemographError('EMBEDDING_FAILED', 'upstream', `local embedding worker crashed: ${err.message}`));
-        slot.pending = undefined;
-        slot.busy = false;
+        lane.pending?.reject(new MnemographError('EMBEDDING_FAILED', 'upstream', `local embedding worker crashed: ${err.message}`));
+        lane.pending = undefined;
+        lane.busy = false;
+        reported({ nice: 0, error: err.message });
       });
-      this.workers.push(slot);
+      this.lanes.push(lane);
     }
+    this.reported = Promise.all(reports);
+  }
+
+  /** The lanes' threads as they reported themselves: the interactive lane first, then the background lanes. */
+  laneReports(): Promise<Array<LaneReport & { lane: 'interactive' | 'background' }>> {
+    return this.reported.then((reports) => reports.map((r, i) => ({ ...r, lane: this.lanes[i]!.interactiveOnly ? 'interactive' : 'background' })));
   }
 
   embed(texts: string[], opts: EmbedOptions = {}): Promise<number[][]> {
@@ -89,19 +123,19 @@ export class LocalEmbedder implements Embedder {
   }
 
   private pump(): void {
-    for (const slot of this.workers) {
-      if (slot.busy) continue;
-      const job = this.interactive.shift() ?? this.background.shift();
+    for (const lane of this.lanes) {
+      if (lane.busy) continue;
+      const job = this.interactive.shift() ?? (lane.interactiveOnly ? undefined : this.background.shift());
       if (!job) continue;
-      slot.busy = true;
-      slot.pending = job;
-      slot.worker.ref();
-      slot.worker.postMessage({ id: this.nextId++, texts: job.texts });
+      lane.busy = true;
+      lane.pending = job;
+      lane.worker.ref();
+      lane.worker.postMessage({ id: this.nextId++, texts: job.texts });
     }
-    for (const slot of this.workers) if (!slot.busy) slot.worker.unref();
+    for (const lane of this.lanes) if (!lane.busy) lane.worker.unref();
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.worker.terminate()));
+    await Promise.all(this.lanes.map((l) => l.worker.terminate()));
   }
 }

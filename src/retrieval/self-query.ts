@@ -1,6 +1,7 @@
 import * as chrono from 'chrono-node';
 import { z } from 'zod';
 import type { TextGenerator } from './contract';
+import { questionTense } from './currency';
 
 /** A time range a query talks about ("last week", "in May 2023"), and the words that said it. */
 export interface TimeHint {
@@ -15,10 +16,34 @@ const DAY = 86_400_000;
 /**
  * Offline self-query: finds a time expression in `query` by rules (chrono-node plus bare
  * years) relative to `now`, and turns it into a range sized by how precise it was: a named
- * day is that day, a week expression ± 3.5 days, a month or a year the whole of it.
- * Returns undefined when the query names no time.
+ * day is that day, a week expression ± 3.5 days, a
+ * month or a year the whole of it. Returns undefined when the query names no time, and when
+ * the time it names is not when a memory was said (`aboutMemories`).
  */
 export function parseTimeHint(query: string, now: Date): TimeHint | undefined {
+  const hint = timeRange(query, now);
+  return hint && aboutMemories(hint, query, now) ? hint : undefined;
+}
+
+/** A week: the longest range that still reads as "now" ("today", "tonight", "this weekend"). */
+const NOW_SPAN = 7 * DAY;
+
+/**
+ * Memories were said before `now`: a range wholly after it ("tomorrow", "next week", "this
+ * weekend" asked on a Tuesday) names a plan, not when something was said; and a short range
+ * around now ("tonight", "today") in a question not asked in the past tense ("recommend a
+ * film to watch tonight", "what is on today?") asks about now, which the memories said earlier
+ * ("what did I eat today?" keeps it).
+ */
+function aboutMemories(hint: TimeHint, query: string, now: Date): boolean {
+  const since = Date.parse(hint.since);
+  const until = Date.parse(hint.until);
+  if (since > now.getTime()) return false;
+  const aroundNow = until >= now.getTime() && until - since <= NOW_SPAN;
+  return !aroundNow || questionTense(query) === 'past';
+}
+
+function timeRange(query: string, now: Date): TimeHint | undefined {
   const parsed = chrono.parse(query, now)[0];
   if (parsed) {
     const start = parsed.start;
@@ -26,9 +51,11 @@ export function parseTimeHint(query: string, now: Date): TimeHint | undefined {
     if (parsed.end) return { since: parsed.start.date().toISOString(), until: endOfDay(parsed.end.date()).toISOString(), text };
     const d = start.date();
     if (/week/i.test(text)) return { since: new Date(d.getTime() - 3.5 * DAY).toISOString(), until: new Date(d.getTime() + 3.5 * DAY).toISOString(), text };
-    const year = start.get('year') ?? d.getUTCFullYear();
+    let year = start.get('year') ?? d.getUTCFullYear();
     if (!start.isCertain('day') && start.isCertain('month')) {
       const month = (start.get('month') ?? 1) - 1;
+      // A month without a year ("in May") is the last one before now, not the next.
+      if (!start.isCertain('year') && Date.UTC(year, month, 1) > now.getTime()) year -= 1;
       return { since: new Date(Date.UTC(year, month, 1)).toISOString(), until: new Date(Date.UTC(year, month + 1, 1) - 1).toISOString(), text };
     }
     if (!start.isCertain('day') && !start.isCertain('month')) return yearRange(year, text);

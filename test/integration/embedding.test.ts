@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
 import AdmZip from 'adm-zip';
 import { OpenAIEmbedder } from '../../src/embedding/openai-embedder';
 import { createEmbedder } from '../../src/embedding';
-import { LocalEmbedder } from '../../src/embedding/local-embedder';
+import { BACKGROUND_NICE, LocalEmbedder } from '../../src/embedding/local-embedder';
+import { threadNice } from '../../src/embedding/thread-priority';
 import { ensureModelFiles, type OnnxModelSpec } from '../../src/embedding/local-models';
 import { startOpenAICompatibleServer, vectorFor } from '../support/openai-compatible-server';
 import { testConfig } from '../support/stack';
@@ -57,6 +58,18 @@ describe('local embedder priorities', () => {
     const query = e.embed(['where did I hike?'], { priority: 'interactive', input: 'query' }).then(() => finished.push('query'));
     await Promise.all([...background, query]);
     expect(finished[0]).toBe('query');
+  });
+
+  it('embeds stored texts on background lanes at a lower CPU priority than the interactive lane (as the kernel sees the threads)', async () => {
+    const lanes = await (e as LocalEmbedder).laneReports();
+    expect(lanes.map((l) => l.lane)).toEqual(['interactive', 'background', 'background']);
+    for (const lane of lanes) {
+      expect(lane.error).toBeUndefined();
+      // Read back from /proc, not taken from the report: the thread really runs at that priority.
+      expect(threadNice(lane.tid!)).toBe(lane.lane === 'interactive' ? 0 : BACKGROUND_NICE);
+    }
+    // The main thread keeps the process's priority.
+    expect(threadNice(process.pid)).toBe(0);
   });
 });
 

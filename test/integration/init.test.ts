@@ -81,7 +81,7 @@ describe('mnemograph init', () => {
     const replaced = parseEnvFile(readFileSync(path, 'utf8'));
     expect(replaced.NEO4J_PASSWORD).not.toBe(written.NEO4J_PASSWORD);
     expect(await tenants.verify(replaced.MNEMOGRAPH_API_KEY!)).toMatchObject({ tenantId: 'local' });
-  });
+  }, 180_000); // nine CLI processes, each a tsx start: a minute is too little on a busy 2-core machine
 
   it('changes nothing on bad input, and --no-key writes the file without touching PostgreSQL', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'mnemograph-init-'));

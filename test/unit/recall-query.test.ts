@@ -114,6 +114,26 @@ describe('parseTimeHint', () => {
   it('finds nothing in a query without time words', () => {
     expect(parseTimeHint('When did Caroline go to the support group?', now)).toBeUndefined();
   });
+  it('reads a month without a year as the last one before now, not the next', () => {
+    const november = new Date('2022-11-12T12:00:00Z');
+    expect(parseTimeHint('Which outdoor spot did Joanna visit in May?', november)).toMatchObject({ since: '2022-05-01T00:00:00.000Z', until: '2022-05-31T23:59:59.999Z' });
+  });
+  it('gives no hint for a time after now: memories were said before it', () => {
+    // 2023-08-20 is a Sunday; the question is asked on the Tuesday after it.
+    const tuesday = new Date('2023-08-22T12:00:00Z');
+    expect(parseTimeHint('Any tips for my visit to the music store this weekend?', tuesday)).toBeUndefined();
+    expect(parseTimeHint('What should I cook tomorrow?', tuesday)).toBeUndefined();
+    expect(parseTimeHint('What are my plans for next week?', tuesday)).toBeUndefined();
+  });
+  it('gives no hint for "tonight" or "today" unless the question asks about the past', () => {
+    const evening = new Date('2023-05-30T23:43:00Z');
+    expect(parseTimeHint('Can you recommend a show or movie for me to watch tonight?', evening)).toBeUndefined();
+    expect(parseTimeHint('What is on my schedule today?', evening)).toBeUndefined();
+    expect(parseTimeHint('What did I eat today?', evening)).toMatchObject({ since: '2023-05-30T00:00:00.000Z', until: '2023-05-30T23:59:59.999Z', text: 'today' });
+  });
+  it('keeps a long range that reaches now ("this year")', () => {
+    expect(parseTimeHint('Which books am I reading this year?', now)).toMatchObject({ since: '2023-01-01T00:00:00.000Z' });
+  });
 });
 
 describe('feedbackTerms', () => {

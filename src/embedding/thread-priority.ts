@@ -1,0 +1,35 @@
+import { readFileSync, readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+
+/** What a worker thread reports of its scheduling: its kernel thread id and nice value. */
+export interface LaneReport {
+  tid?: number;
+  nice: number;
+  /** Why the nice value could not be set (not Linux, no permission); the thread runs at the process's. */
+  error?: string;
+}
+
+/**
+ * Lowers the calling thread's CPU priority to `nice` (Linux: a thread is a task of its own, and
+ * setpriority on its id changes that thread only, so the process's other threads keep theirs).
+ * The model runs inference on the calling thread (one intra-op thread), so this is the
+ * priority the embedding work runs at. Best effort: where it cannot, the report says why.
+ */
+export function setThreadNice(nice: number): LaneReport {
+  let tid: number | undefined;
+  try {
+    tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (nice !== 0) setPriority(tid, nice);
+    return { tid, nice: threadNice(tid) };
+  } catch (err) {
+    return { tid, nice: 0, error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/** The nice value of one thread of this process (field 19 of /proc/self/task/<tid>/stat). */
+export function threadNice(tid: number): number {
+  const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+  // The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[16]);
+}
