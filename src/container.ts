@@ -182,6 +182,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     procedural: proceduralStore,
     goals: goalStore,
     pools: poolStore,
+    neo4j,
     settings: recallSettings,
     pg: pools.primary,
     profiles: profileStore,

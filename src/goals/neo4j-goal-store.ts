@@ -6,6 +6,12 @@ import { CLOSED_GOAL_STATUSES, type AddGoalResult, type ClosedGoalStatus, type C
 import type { AccessScope } from '../access';
 
 const TAG = (op: string) => ({ subsystem: 'goals', op });
+
+/**
+ * Cypher expression over $userId, $channels: whether the user holds any goal in those channels
+ * (an index seek). Recall's knowledge presence asks it with the other stores' in one query.
+ */
+export const GOAL_PRESENCE = 'EXISTS { MATCH (n:Goal) WHERE n.user_id = $userId AND n.channel IN $channels }';
 const OPEN = ['active', 'blocked'];
 
 // Projection of a Goal node `g` (parent id from SUBGOAL_OF).
@@ -176,7 +182,7 @@ export class Neo4jGoalStore implements GoalStore {
 // ---------------------------------------------------------------- recall support
 
 // $userId, $channels -> {goal}: whether the user holds any goal in those channels (an index seek)
-const HAS_GOALS = `RETURN EXISTS { MATCH (n:Goal) WHERE n.user_id = $userId AND n.channel IN $channels } AS goal`;
+const HAS_GOALS = `RETURN ${GOAL_PRESENCE} AS goal`;
 
 // $rows: [AccessCount] -> {n}
 const ADD_ACCESS_COUNTS = addAccessCountsCypher('Goal');

@@ -1,4 +1,4 @@
-import neo4j, { isRetryableError, ManagedTransaction, type Driver, type RecordShape } from 'neo4j-driver';
+import neo4j, { isRetryableError, ManagedTransaction, type Driver, type RecordShape, type Session } from 'neo4j-driver';
 import { MnemographError, StoreUnavailableError, ValidationError, SchemaError, errorMessage } from '../errors';
 
 /** Who runs a query: recorded as transaction metadata, visible in `SHOW TRANSACTIONS` and query logs. */
@@ -14,7 +14,10 @@ export interface QueryTag {
  * (503 at the API) instead of retrying for the whole retry window.
  */
 export interface CypherRunner {
-  /** Runs a read query in a managed read transaction (routed to readers on a cluster). */
+  /**
+   * Runs a read query (one statement that writes nothing) in an auto-commit read transaction
+   * (routed to readers on a cluster); retried on transient errors like the writes.
+   */
   read<T extends RecordShape = RecordShape>(cypher: string, params: Record<string, unknown>, tag: QueryTag): Promise<T[]>;
   /**
    * Runs a write query in a managed write transaction; retried on transient errors. A write
@@ -32,6 +35,9 @@ export interface Neo4jConnection {
   user: string;
   password: string;
 }
+
+/** Transaction metadata every query carries (`SHOW TRANSACTIONS`, query logs). */
+type TxConfig = { metadata: Record<string, string> };
 
 /** The retry of transient errors (deadlocks, a leader switch, a stale pooled connection): the driver's defaults. */
 const RETRY = { maxTimeMs: 10_000, initialDelayMs: 1_000, multiplier: 2, jitter: 0.2 };
@@ -81,7 +87,10 @@ export class Neo4jExecutor implements CypherRunner {
   ) {}
 
   async read<T extends RecordShape = RecordShape>(cypher: string, params: Record<string, unknown>, tag: QueryTag): Promise<T[]> {
-    return this.session('READ', tag, async (tx) => (await tx.run<T>(cypher, params)).records.map((r) => r.toObject()));
+    // One statement that writes nothing: an auto-commit transaction, one RUN+PULL round trip,
+    // where BEGIN, RUN+PULL and COMMIT took three (recall's six reads spent a third of Neo4j's CPU
+    // and most of the driver's socket writes on BEGIN and COMMIT). Retried and probed as writes are.
+    return this.session('READ', tag, undefined, async (session, txConfig) => (await withoutDriverStack(() => session.run<T>(cypher, params, txConfig))).records.map((r) => r.toObject()));
   }
 
   async write<T extends RecordShape = RecordShape>(cypher: string, params: Record<string, unknown>, tag: QueryTag): Promise<T[]> {
@@ -97,7 +106,12 @@ export class Neo4jExecutor implements CypherRunner {
     return this.down !== undefined;
   }
 
-  private async session<R>(mode: 'READ' | 'WRITE', tag: QueryTag, work: (tx: ManagedTransaction) => Promise<R>): Promise<R> {
+  private async session<R>(
+    mode: 'READ' | 'WRITE',
+    tag: QueryTag,
+    work: ((tx: ManagedTransaction) => Promise<R>) | undefined,
+    autoCommit?: (session: Session, txConfig: TxConfig) => Promise<R>,
+  ): Promise<R> {
     const ctx = { uri: this.uri, database: this.database, ...tag };
     if (this.down !== undefined && !(await this.reachable())) throw mapNeo4jError(this.down, ctx);
     const session = this.driver.session({ database: this.database, defaultAccessMode: mode === 'READ' ? neo4j.session.READ : neo4j.session.WRITE });
@@ -106,7 +120,7 @@ export class Neo4jExecutor implements CypherRunner {
       const started = Date.now();
       for (let delayMs = RETRY.initialDelayMs; ; delayMs *= RETRY.multiplier) {
         try {
-          return await this.attempt(session, txConfig, work);
+          return autoCommit ? await autoCommit(session, txConfig) : await this.attempt(session, txConfig, work!);
         } catch (err) {
           if (!isRetryableError(err) || Date.now() - started > RETRY.maxTimeMs) throw err;
           // A dead server is not retried: the caller hears 503 now (a write's retry is idempotent).
@@ -123,7 +137,7 @@ export class Neo4jExecutor implements CypherRunner {
   }
 
   /** One transaction: the work, then commit; rolled back when the work fails (as `executeWrite` does). */
-  private async attempt<R>(session: ReturnType<Driver['session']>, txConfig: { metadata: Record<string, string> }, work: (tx: ManagedTransaction) => Promise<R>): Promise<R> {
+  private async attempt<R>(session: Session, txConfig: TxConfig, work: (tx: ManagedTransaction) => Promise<R>): Promise<R> {
     const tx = await session.beginTransaction(txConfig);
     try {
       const result = await work(ManagedTransaction.fromTransaction(tx));
@@ -166,6 +180,22 @@ export class Neo4jExecutor implements CypherRunner {
     };
     this.probing = probe().finally(() => (this.probing = undefined));
     return this.probing;
+  }
+}
+
+/**
+ * Starts a driver call without the stack trace the driver records for every Result (to put on
+ * an error that may come later): formatting it (through source maps when run by tsx) cost more
+ * CPU than decoding the query's rows. A failing query still says what failed: the mapped error
+ * carries the query's subsystem and operation, and its own stack.
+ */
+function withoutDriverStack<T>(start: () => T): T {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return start();
+  } finally {
+    Error.stackTraceLimit = limit;
   }
 }
 

@@ -9,6 +9,12 @@ import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
 import type { Json, LearnStrategyResult, NewInvocation, NewStrategy, ProceduralStore, RecordInvocationResult, Strategy, StrategyListPage, ToolInvocation, ToolStats } from './contract';
 
 const TAG = (op: string) => ({ subsystem: 'procedural', op });
+
+/**
+ * Cypher expression over $userId, $channels: whether the user holds any strategy in those
+ * channels (an index seek). Recall's knowledge presence asks it with the other stores' in one query.
+ */
+export const STRATEGY_PRESENCE = 'EXISTS { MATCH (n:Strategy) WHERE n.user_id = $userId AND n.channel IN $channels }';
 const MIN_TIME = '0001-01-01T00:00:00Z';
 
 // Projection of a ToolInvocation node `i` (tool input/output as JSON text).
@@ -291,7 +297,7 @@ export class Neo4jProceduralStore implements ProceduralStore {
 // ---------------------------------------------------------------- recall support
 
 // $userId, $channels -> {strategy}: whether the user holds any strategy in those channels (an index seek)
-const HAS_STRATEGIES = `RETURN EXISTS { MATCH (n:Strategy) WHERE n.user_id = $userId AND n.channel IN $channels } AS strategy`;
+const HAS_STRATEGIES = `RETURN ${STRATEGY_PRESENCE} AS strategy`;
 
 // $userId, $ids, $source, $sessionId, $connectionId, $contextType -> {id}: the strategies with a conversation holding a matching turn
 const STRATEGIES_WITH_MATCHING_SOURCE = `

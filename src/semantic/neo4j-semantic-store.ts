@@ -33,6 +33,14 @@ import { withChannels, writeKey, type AccessScope } from '../access';
 
 const TAG = (op: string) => ({ subsystem: 'semantic', op });
 
+/**
+ * Cypher expressions over $userId, $channels: whether the user holds any fact / entity in those
+ * channels (index seeks on (user_id, channel)). Recall's knowledge presence asks them with the
+ * other stores' in one query.
+ */
+export const FACT_PRESENCE = 'EXISTS { MATCH (n:Fact) WHERE n.user_id = $userId AND n.channel IN $channels }';
+export const ENTITY_PRESENCE = 'EXISTS { MATCH (n:Entity) WHERE n.user_id = $userId AND n.channel IN $channels }';
+
 // Projection of an Entity node into the row every read returns (no embedding).
 export const ENTITY = `{ id: e.id, userId: e.user_id, channel: e.channel, name: e.name, type: e.type, aliases: coalesce(e.aliases, []),
   normalizedNames: coalesce(e.normalized_names, []), description: e.description, propertiesJson: e.properties_json,
@@ -938,9 +946,7 @@ function entityParams(scope: AccessScope, q: EntityQuery): Record<string, unknow
 
 // $userId, $channels -> {fact, entity}: whether the user holds any of each in those channels
 // (index seeks on (user_id, channel); no scan of the items)
-const HOLDS_KNOWLEDGE = `
-RETURN EXISTS { MATCH (n:Fact) WHERE n.user_id = $userId AND n.channel IN $channels } AS fact,
-       EXISTS { MATCH (n:Entity) WHERE n.user_id = $userId AND n.channel IN $channels } AS entity`;
+const HOLDS_KNOWLEDGE = `RETURN ${FACT_PRESENCE} AS fact, ${ENTITY_PRESENCE} AS entity`;
 
 // $userId, $ids, $source, $sessionId, $connectionId, $contextType -> {id}: the facts with a matching source turn
 const FACTS_WITH_MATCHING_SOURCE = `

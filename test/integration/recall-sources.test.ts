@@ -5,7 +5,8 @@ import { MnemographError } from '../../src/errors';
 import { PgProfileStore } from '../../src/observations';
 import { formatContext, type MemoryBundle, type RecallSource } from '../../src/retrieval';
 import { Neo4jProceduralStore } from '../../src/procedural';
-import { StoreProvenanceFilter, SemanticEntitySource } from '../../src/retrieval/sources';
+import { StoreKnowledgePresence, StoreProvenanceFilter, SemanticEntitySource } from '../../src/retrieval/sources';
+import { userScope } from '../../src/access';
 import { eventually, testConfig, uid } from '../support/stack';
 
 let m: Mnemograph;
@@ -287,5 +288,27 @@ describe('remember returns facts, entities, strategies, goals and the profile', 
       expect(block).toContain(`[fact:${b.facts[0]!.id}]`);
       expect(block.split('\n').length).toBeLessThan(full.split('\n').length);
     }
+  });
+});
+
+describe('knowledge presence', () => {
+  it('answers every kind in one query, and sees each kind in the next call once it is written, per user and channel', async () => {
+    const userId = uid('u');
+    const other = uid('u');
+    const presence = new StoreKnowledgePresence({ neo4j: m.neo4j });
+    const kinds = async (channels: string[] = ['_global']) => [...(await presence.kinds(userScope(userId, { channels })))].sort();
+    await m.memory.storeTurn({ userId, conversationId: uid('c'), role: 'user', content: 'Turns are not knowledge' });
+    expect(await kinds()).toEqual([]);
+
+    await m.memory.goals.addGoal({ userId, channel: '_global', description: 'Renew the passport' });
+    expect(await kinds()).toEqual(['goal']);
+    await m.memory.procedural.learnStrategy({ userId, channel: '_global', description: 'Book the consulate slot first', contextPattern: 'passport renewal', toolSequence: ['calendar.create'] });
+    expect(await kinds()).toEqual(['goal', 'strategy']);
+    await entity(userId, 'Consulate of Peru');
+    expect(await kinds()).toEqual(['entity', 'goal', 'strategy']);
+    await m.memory.semantic.learnFact({ userId, channel: 'work', claim: 'The passport expires in May' });
+    expect(await kinds()).toEqual(['entity', 'goal', 'strategy']); // another channel
+    expect(await kinds(['work'])).toEqual(['entity', 'fact', 'goal', 'strategy']); // work and _global
+    expect([...(await presence.kinds(userScope(other)))]).toEqual([]); // another user
   });
 });

@@ -1,4 +1,5 @@
 import type { GoalStore } from '../../goals/contract';
+import type { CypherRunner } from '../../infra/neo4j';
 import type { Queryable } from '../../infra/postgres';
 import type { ProceduralStore } from '../../procedural/contract';
 import type { SemanticStore } from '../../semantic/contract';
@@ -34,6 +35,8 @@ export interface DefaultSourcesDeps {
   profiles: ProfileReader;
   /** Memory pools (src/pools): entries of the pools the acting agent may read. */
   pools?: PoolStore;
+  /** Runs knowledge presence: one query of the stores' presence expressions. */
+  neo4j: Pick<CypherRunner, 'read'>;
 }
 
 /** The recall sources over the semantic, procedural, goal and pool stores, and the profile source. */
@@ -49,6 +52,6 @@ export function createDefaultSources(d: DefaultSourcesDeps): { sources: RecallSo
       ...(d.pools ? [new PoolRecallSource({ store: d.pools, readable, settings: d.settings })] : []),
     ],
     profile: new PgProfileSource(d.pg, d.profiles),
-    presence: new StoreKnowledgePresence({ semantic: d.semantic, procedural: d.procedural, goals: d.goals, pools: readable }),
+    presence: new StoreKnowledgePresence({ neo4j: d.neo4j, pools: readable }),
   };
 }
