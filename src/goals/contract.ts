@@ -97,8 +97,6 @@ export interface GoalStore {
 
   // Recall support (called by src/retrieval).
 
-  /** Whether the scope's user holds any goal (of any status) in `scope.channels` (an index seek). */
-  hasGoals(scope: AccessScope): Promise<boolean>;
   /** Adds recall access counts to goals (see AccessCount); one not owned by the row's user is skipped. Returns the goals touched. */
   addAccessCounts(rows: AccessCount[]): Promise<number>;
 }

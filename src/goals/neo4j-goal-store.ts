@@ -169,10 +169,6 @@ export class Neo4jGoalStore implements GoalStore {
 
   // ---------------------------------------------------------------- recall support
 
-  async hasGoals(scope: AccessScope): Promise<boolean> {
-    return (await this.db.read<{ goal: boolean }>(HAS_GOALS, { userId: scope.userId, channels: scope.channels }, TAG('hasGoals')))[0]?.goal ?? false;
-  }
-
   async addAccessCounts(rows: AccessCount[]): Promise<number> {
     if (rows.length === 0) return 0;
     return (await this.db.write<{ n: number }>(ADD_ACCESS_COUNTS, { rows }, TAG('addAccessCounts')))[0]?.n ?? 0;
@@ -180,9 +176,6 @@ export class Neo4jGoalStore implements GoalStore {
 }
 
 // ---------------------------------------------------------------- recall support
-
-// $userId, $channels -> {goal}: whether the user holds any goal in those channels (an index seek)
-const HAS_GOALS = `RETURN ${GOAL_PRESENCE} AS goal`;
 
 // $rows: [AccessCount] -> {n}
 const ADD_ACCESS_COUNTS = addAccessCountsCypher('Goal');

@@ -148,8 +148,6 @@ export interface ProceduralStore {
 
   // Recall support (called by src/retrieval).
 
-  /** Whether the scope's user holds any strategy in `scope.channels` (an index seek). */
-  hasStrategies(scope: AccessScope): Promise<boolean>;
   /**
    * The ids among `ids` (the scope user's strategies) that SUCCEEDED_IN or FAILED_IN a conversation
    * with a turn matching every given metadata filter; one query, in no particular order.

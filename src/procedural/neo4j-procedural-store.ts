@@ -279,10 +279,6 @@ export class Neo4jProceduralStore implements ProceduralStore {
 
   // ---------------------------------------------------------------- recall support
 
-  async hasStrategies(scope: AccessScope): Promise<boolean> {
-    return (await this.db.read<{ strategy: boolean }>(HAS_STRATEGIES, { userId: scope.userId, channels: scope.channels }, TAG('hasStrategies')))[0]?.strategy ?? false;
-  }
-
   async strategiesWithMatchingSource(scope: AccessScope, ids: string[], filters: TurnFilters): Promise<string[]> {
     if (ids.length === 0) return [];
     return (await this.db.read<{ id: string }>(STRATEGIES_WITH_MATCHING_SOURCE, { userId: scope.userId, ids, ...turnFilterParams(filters) }, TAG('strategiesWithMatchingSource'))).map((r) => r.id);
@@ -295,9 +291,6 @@ export class Neo4jProceduralStore implements ProceduralStore {
 }
 
 // ---------------------------------------------------------------- recall support
-
-// $userId, $channels -> {strategy}: whether the user holds any strategy in those channels (an index seek)
-const HAS_STRATEGIES = `RETURN ${STRATEGY_PRESENCE} AS strategy`;
 
 // $userId, $ids, $source, $sessionId, $connectionId, $contextType -> {id}: the strategies with a conversation holding a matching turn
 const STRATEGIES_WITH_MATCHING_SOURCE = `

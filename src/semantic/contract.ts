@@ -361,8 +361,6 @@ export interface SemanticStore {
 
   // Recall support (called by src/retrieval).
 
-  /** Whether the scope's user holds any fact, and any entity, in `scope.channels` (index seeks; no scan of the items). */
-  holdsKnowledge(scope: AccessScope): Promise<{ fact: boolean; entity: boolean }>;
   /**
    * The ids among `ids` (the user's facts) with a DERIVED_FROM turn matching every given
    * metadata filter; one query, in no particular order.

@@ -895,11 +895,6 @@ export class Neo4jSemanticStore implements SemanticStore {
 
   // ---------------------------------------------------------------- recall support
 
-  async holdsKnowledge(scope: AccessScope): Promise<{ fact: boolean; entity: boolean }> {
-    const [row] = await this.db.read<{ fact: boolean; entity: boolean }>(HOLDS_KNOWLEDGE, { userId: scope.userId, channels: scope.channels }, TAG('holdsKnowledge'));
-    return { fact: row?.fact ?? false, entity: row?.entity ?? false };
-  }
-
   async factsWithMatchingSource(scope: AccessScope, ids: string[], filters: TurnFilters): Promise<string[]> {
     if (ids.length === 0) return [];
     return (await this.db.read<{ id: string }>(FACTS_WITH_MATCHING_SOURCE, { userId: scope.userId, ids, ...turnFilterParams(filters) }, TAG('factsWithMatchingSource'))).map((r) => r.id);
@@ -943,10 +938,6 @@ function entityParams(scope: AccessScope, q: EntityQuery): Record<string, unknow
 }
 
 // ---------------------------------------------------------------- recall support
-
-// $userId, $channels -> {fact, entity}: whether the user holds any of each in those channels
-// (index seeks on (user_id, channel); no scan of the items)
-const HOLDS_KNOWLEDGE = `RETURN ${FACT_PRESENCE} AS fact, ${ENTITY_PRESENCE} AS entity`;
 
 // $userId, $ids, $source, $sessionId, $connectionId, $contextType -> {id}: the facts with a matching source turn
 const FACTS_WITH_MATCHING_SOURCE = `
