@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -22,15 +23,17 @@ interface Lane {
   report?: LaneReport;
 }
 
+/** How long closing waits for a lane to finish its text and exit before terminating it. */
+const CLOSE_GRACE_MS = 5_000;
 /** Background texts per message to a worker thread (a query waits for at most one such piece). */
 const BACKGROUND_PIECE = 4;
-/** CPU priority of the background lanes: under load the kernel gives the request path (nice 0) the cores first. */
+/** How many nice steps the background lanes run below the process: under load the kernel gives the request path the cores first. */
 export const BACKGROUND_NICE = 10;
 
 /**
  * The offline embedder: a local model (see local-models.ts) in worker threads, so embedding
  * never blocks request handling. `threads` background lanes embed stored texts at a lower CPU
- * priority (BACKGROUND_NICE), so a bulk import does not take the cores from requests; one
+ * priority (BACKGROUND_NICE steps below the process), so a bulk import does not take the cores from requests; one
  * interactive lane at normal priority embeds queries, which jump the queue of background
  * batches and go to a background lane only while the interactive one is busy. Background
  * batches reach the lanes BACKGROUND_PIECE texts at a time.
@@ -43,6 +46,7 @@ export class LocalEmbedder implements Embedder {
   private readonly interactive: Job[] = [];
   private readonly background: Job[] = [];
   private nextId = 0;
+  private closing = false;
   private readonly reported: Promise<LaneReport[]>;
 
   constructor(
@@ -103,6 +107,7 @@ export class LocalEmbedder implements Embedder {
 
   embed(texts: string[], opts: EmbedOptions = {}): Promise<number[][]> {
     if (texts.length === 0) return Promise.resolve([]);
+    if (this.closing) return Promise.reject(closedError());
     const prefix = (opts.input === 'query' ? this.spec.queryPrefix : this.spec.documentPrefix) ?? '';
     if (prefix) texts = texts.map((t) => prefix + t);
     if (opts.priority === 'interactive') {
@@ -123,6 +128,7 @@ export class LocalEmbedder implements Embedder {
   }
 
   private pump(): void {
+    if (this.closing) return;
     for (const lane of this.lanes) {
       if (lane.busy) continue;
       const job = this.interactive.shift() ?? (lane.interactiveOnly ? undefined : this.background.shift());
@@ -135,7 +141,30 @@ export class LocalEmbedder implements Embedder {
     for (const lane of this.lanes) if (!lane.busy) lane.worker.unref();
   }
 
+  /**
+   * Rejects what is still queued, then lets every lane finish the text under way and exit (a
+   * thread terminated while the model runs natively aborts the process); a lane that has not
+   * exited after CLOSE_GRACE_MS is terminated.
+   */
   async close(): Promise<void> {
-    await Promise.all(this.lanes.map((l) => l.worker.terminate()));
+    this.closing = true;
+    for (const job of this.interactive.splice(0).concat(this.background.splice(0))) job.reject(closedError());
+    await Promise.all(
+      this.lanes.map(async (lane) => {
+        const exited = once(lane.worker, 'exit');
+        lane.worker.ref(); // the process waits for the lane to leave
+        lane.worker.postMessage({ close: true });
+        const grace = new Promise((resolve) => setTimeout(resolve, CLOSE_GRACE_MS).unref());
+        const left = exited.then(
+          () => 'exited',
+          () => 'exited', // a crashed lane is gone too
+        );
+        if ((await Promise.race([left, grace])) !== 'exited') await lane.worker.terminate();
+      }),
+    );
   }
+}
+
+function closedError(): MnemographError {
+  return new MnemographError('EMBEDDING_FAILED', 'upstream', 'the local embedder was closed');
 }

@@ -3,13 +3,13 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { Tokenizer } from '@huggingface/tokenizers';
 import * as ort from 'onnxruntime-node';
 import { ensureModelFiles, type OnnxBatching, type OnnxModelSpec } from './local-models';
-import { setThreadNice } from './thread-priority';
+import { lowerThreadPriority } from './thread-priority';
 
 /**
  * Runs a sentence-embedding ONNX model (BERT family: input_ids, attention_mask,
  * token_type_ids -> last_hidden_state) off the main thread, one inference thread per worker.
- * Messages: {id, texts} -> {id, vectors} | {id, error}; first, {lane} with the thread's id and
- * nice value (a background lane runs at `nice`). The model files are fetched on first use when
+ * Messages: {id, texts} -> {id, vectors} | {id, error}; {close}: exits once idle; first, {lane} with the thread's id and
+ * nice value (a background lane runs `nice` steps below the process). The model files are fetched on first use when
  * `mnemograph stack up` has not already done so.
  */
 interface Loaded {
@@ -17,7 +17,7 @@ interface Loaded {
   session: ort.InferenceSession;
 }
 const { spec, modelDir, mavenUrl, batching, nice } = workerData as { spec: OnnxModelSpec; modelDir: string; mavenUrl: string; batching: OnnxBatching; nice: number };
-parentPort?.postMessage({ lane: setThreadNice(nice) });
+parentPort?.postMessage({ lane: lowerThreadPriority(nice) });
 let loaded: Promise<Loaded> | undefined;
 
 async function load(): Promise<Loaded> {
@@ -68,12 +68,24 @@ async function embed({ tokenizer, session }: Loaded, texts: string[]): Promise<n
   return vectors;
 }
 
-parentPort?.on('message', (msg: { id: number; texts: string[] }) => {
+/** The job under way (one at a time), so that closing waits for it. */
+let current: Promise<unknown> = Promise.resolve();
+
+parentPort?.on('message', (msg: { id: number; texts: string[] } | { close: true }) => {
+  if ('close' in msg) {
+    // Leave once the job under way and a model load in flight have ended: a thread terminated
+    // while onnxruntime works natively aborts the whole process.
+    void current
+      .then(() => loaded?.then((m) => m.session.release()))
+      .catch(() => undefined)
+      .finally(() => parentPort?.close());
+    return;
+  }
   loaded ??= load().catch((err: unknown) => {
     loaded = undefined; // a failed load (say, the download) is retried by the next request
     throw err;
   });
-  loaded
+  current = loaded
     .then((m) => embed(m, msg.texts))
     .then((vectors) => parentPort?.postMessage({ id: msg.id, vectors }))
     .catch((err: unknown) => parentPort?.postMessage({ id: msg.id, error: err instanceof Error ? err.message : String(err) }));

@@ -9,17 +9,22 @@ export interface LaneReport {
   error?: string;
 }
 
+/** The highest nice value (the lowest priority) the kernel takes. */
+const MAX_NICE = 19;
+
 /**
- * Lowers the calling thread's CPU priority to `nice` (Linux: a thread is a task of its own, and
- * setpriority on its id changes that thread only, so the process's other threads keep theirs).
- * The model runs inference on the calling thread (one intra-op thread), so this is the
- * priority the embedding work runs at. Best effort: where it cannot, the report says why.
+ * Lowers the calling thread's CPU priority by `by` nice steps below what it inherited from the
+ * process (at most to 19). Linux: a thread is a task of its own, and setpriority on its id
+ * changes that thread only, so the process's other threads keep theirs. The model runs
+ * inference on the calling thread (one intra-op thread), so this is the priority the
+ * embedding work runs at. Best effort: where it cannot (not Linux, not permitted), the report
+ * says why and the thread runs at the process's priority.
  */
-export function setThreadNice(nice: number): LaneReport {
+export function lowerThreadPriority(by: number): LaneReport {
   let tid: number | undefined;
   try {
     tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (nice !== 0) setPriority(tid, nice);
+    if (by > 0) setPriority(tid, Math.min(MAX_NICE, threadNice(tid) + by));
     return { tid, nice: threadNice(tid) };
   } catch (err) {
     return { tid, nice: 0, error: err instanceof Error ? err.message : String(err) };
