@@ -170,7 +170,8 @@ export async function runLatency(
  * first on a quiet service, then while a second facade over the same stores and the same
  * embedder (as one service process has) imports `importTurns` turns of another user with
  * deferred embedding (its background embedder embeds them at background priority) and runs
- * the consolidate job in a loop. storeTurn goes through that second facade, which embeds
+ * the consolidate job in a loop, and again once the import is stored while its backlog embeds
+ * (`busy_embedding`). storeTurn goes through that second facade, which embeds
  * in the background as the service does (deferred), so it measures the write path as served.
  * Queries and stored turns are embedded for real (no cache).
  */
@@ -230,17 +231,24 @@ async function hotPathUnderLoad(
     const pendingAtStart = await pendingEmbeddings(m);
     const loaded = await measure('under load');
     const pendingAtEnd = await pendingEmbeddings(m);
+    // Then the import's turns are all stored and only their embedding (and consolidate) goes on.
+    await importing;
+    const embeddedBefore = background.backgroundEmbedder.embedded;
+    const pendingWhileEmbedding = await pendingEmbeddings(m);
+    const embedding = await measure('while embedding');
+    const embeddedWhileEmbedding = background.backgroundEmbedder.embedded - embeddedBefore;
     busy.stop = true;
-    await Promise.all([importing, consolidating]);
+    await consolidating;
     return {
       quiet,
       busy: loaded,
+      busy_embedding: { ...embedding, embeddings_pending_at_start: pendingWhileEmbedding, embedded_while_measured: embeddedWhileEmbedding },
       import_turns_stored: busy.imported,
       embeddings_pending: { at_start: pendingAtStart, at_end: pendingAtEnd },
-      background_embedded_while_measured: background.backgroundEmbedder.embedded,
+      background_embedded_while_measured: embeddedBefore,
       consolidate_runs: busy.consolidateRuns,
       budgets_ms: { remember_p95: 50, store_turn_p95: 25 },
-      note: 'one caller alternating remember (topK 10) and storeTurn (deferred embedding, as served: the text is embedded in the background), each text embedded for real; the busy phase imports turns of another user in batches of 500 with deferred embedding (embedded by the background embedder at background priority on the same embedder) and runs consolidate in a loop',
+      note: 'one caller alternating remember (topK 10) and storeTurn (deferred embedding, as served: the text is embedded in the background), each text embedded for real; the busy phase imports turns of another user in batches of 500 with deferred embedding (embedded by the background embedder at background priority on the same embedder) and runs consolidate in a loop; busy_embedding is measured once the import is stored, while its backlog embeds and consolidate still loops',
     };
   } finally {
     busy.stop = true;
