@@ -19,8 +19,6 @@ interface Lane {
   interactiveOnly: boolean;
   busy: boolean;
   pending?: Job;
-  /** The thread's id and nice value, as it reported them on start. */
-  report?: LaneReport;
 }
 
 /** How long closing waits for a lane to finish its text and exit before terminating it. */
@@ -33,10 +31,10 @@ export const BACKGROUND_NICE = 10;
 /**
  * The offline embedder: a local model (see local-models.ts) in worker threads, so embedding
  * never blocks request handling. `threads` background lanes embed stored texts at a lower CPU
- * priority (BACKGROUND_NICE steps below the process), so a bulk import does not take the cores from requests; one
- * interactive lane at normal priority embeds queries, which jump the queue of background
- * batches and go to a background lane only while the interactive one is busy. Background
- * batches reach the lanes BACKGROUND_PIECE texts at a time.
+ * priority (BACKGROUND_NICE steps below the process), so a backlog being embedded does not
+ * take the cores from requests; one interactive lane at normal priority embeds queries, which
+ * jump the queue of background batches and go to a background lane only while the interactive
+ * one is busy. Background batches reach the lanes BACKGROUND_PIECE texts at a time.
  */
 export class LocalEmbedder implements Embedder {
   readonly provider = 'local';
@@ -76,7 +74,6 @@ export class LocalEmbedder implements Embedder {
       reports.push(new Promise((resolve) => (reported = resolve)));
       worker.on('message', (msg: { lane?: LaneReport; vectors?: number[][]; error?: string }) => {
         if (msg.lane) {
-          lane.report = msg.lane;
           reported(msg.lane);
           return;
         }
