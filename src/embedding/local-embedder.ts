@@ -49,7 +49,7 @@ export class LocalEmbedder implements Embedder {
 
   constructor(
     private readonly spec: LocalModelSpec,
-    opts: { modelDir: string; mavenUrl: string; threads?: number; batching?: OnnxBatching; backgroundNice?: number },
+    opts: { modelDir: string; mavenUrl: string; threads?: number; batching?: OnnxBatching },
   ) {
     this.model = spec.id;
     this.dimensions = spec.dimensions;
@@ -57,12 +57,11 @@ export class LocalEmbedder implements Embedder {
     const name = spec.runtime === 'onnx' ? 'onnx-worker' : 'use-lite-worker';
     const js = join(__dirname, `${name}.js`);
     const file = existsSync(js) ? js : join(__dirname, `${name}.ts`);
-    const backgroundNice = opts.backgroundNice ?? BACKGROUND_NICE;
     const reports: Array<Promise<LaneReport>> = [];
     // The interactive lane first: queries look for a free lane in this order.
     for (let i = 0; i <= Math.max(1, opts.threads ?? 2); i++) {
       const interactiveOnly = i === 0;
-      const workerData = { spec, modelDir: opts.modelDir, mavenUrl: opts.mavenUrl, batching: opts.batching ?? DEFAULT_ONNX_BATCHING, nice: interactiveOnly ? 0 : backgroundNice };
+      const workerData = { spec, modelDir: opts.modelDir, mavenUrl: opts.mavenUrl, batching: opts.batching ?? DEFAULT_ONNX_BATCHING, nice: interactiveOnly ? 0 : BACKGROUND_NICE };
       // Running from TypeScript sources (tsx, ts-jest): load the worker through tsx's require hook
       // (resolved here: an eval worker resolves from the working directory, which may be anywhere).
       const worker = file.endsWith('.ts')
@@ -148,15 +147,15 @@ export class LocalEmbedder implements Embedder {
     for (const job of this.interactive.splice(0).concat(this.background.splice(0))) job.reject(closedError());
     await Promise.all(
       this.lanes.map(async (lane) => {
-        const exited = once(lane.worker, 'exit');
+        // A crashed lane ('error') is gone too.
+        const exited = once(lane.worker, 'exit').then(
+          () => true,
+          () => true,
+        );
         lane.worker.ref(); // the process waits for the lane to leave
         lane.worker.postMessage({ close: true });
-        const grace = new Promise((resolve) => setTimeout(resolve, CLOSE_GRACE_MS).unref());
-        const left = exited.then(
-          () => 'exited',
-          () => 'exited', // a crashed lane is gone too
-        );
-        if ((await Promise.race([left, grace])) !== 'exited') await lane.worker.terminate();
+        const grace = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), CLOSE_GRACE_MS).unref());
+        if (!(await Promise.race([exited, grace]))) await lane.worker.terminate();
       }),
     );
   }

@@ -90,15 +90,15 @@ export class Neo4jExecutor implements CypherRunner {
     // One statement that writes nothing: an auto-commit transaction, one RUN+PULL round trip,
     // where BEGIN, RUN+PULL and COMMIT took three (recall's six reads spent a third of Neo4j's CPU
     // and most of the driver's socket writes on BEGIN and COMMIT). Retried and probed as writes are.
-    return this.session('READ', tag, undefined, async (session, txConfig) => (await withoutDriverStack(() => session.run<T>(cypher, params, txConfig))).records.map((r) => r.toObject()));
+    return this.session('READ', tag, async (session, txConfig) => (await withoutDriverStack(() => session.run<T>(cypher, params, txConfig))).records.map((r) => r.toObject()));
   }
 
   async write<T extends RecordShape = RecordShape>(cypher: string, params: Record<string, unknown>, tag: QueryTag): Promise<T[]> {
-    return this.session('WRITE', tag, async (tx) => (await tx.run<T>(cypher, params)).records.map((r) => r.toObject()));
+    return this.writeTx(async (tx) => (await tx.run<T>(cypher, params)).records.map((r) => r.toObject()), tag);
   }
 
   async writeTx<R>(work: (tx: ManagedTransaction) => Promise<R>, tag: QueryTag): Promise<R> {
-    return this.session('WRITE', tag, work);
+    return this.session('WRITE', tag, (session, txConfig) => this.attempt(session, txConfig, work));
   }
 
   /** Whether the last probe found Neo4j unreachable (calls fail fast until one succeeds). */
@@ -106,12 +106,8 @@ export class Neo4jExecutor implements CypherRunner {
     return this.down !== undefined;
   }
 
-  private async session<R>(
-    mode: 'READ' | 'WRITE',
-    tag: QueryTag,
-    work: ((tx: ManagedTransaction) => Promise<R>) | undefined,
-    autoCommit?: (session: Session, txConfig: TxConfig) => Promise<R>,
-  ): Promise<R> {
+  /** One call's session: `run` is one attempt (an auto-commit read, or `attempt`'s transaction), retried and probed here. */
+  private async session<R>(mode: 'READ' | 'WRITE', tag: QueryTag, run: (session: Session, txConfig: TxConfig) => Promise<R>): Promise<R> {
     const ctx = { uri: this.uri, database: this.database, ...tag };
     if (this.down !== undefined && !(await this.reachable())) throw mapNeo4jError(this.down, ctx);
     const session = this.driver.session({ database: this.database, defaultAccessMode: mode === 'READ' ? neo4j.session.READ : neo4j.session.WRITE });
@@ -120,7 +116,7 @@ export class Neo4jExecutor implements CypherRunner {
       const started = Date.now();
       for (let delayMs = RETRY.initialDelayMs; ; delayMs *= RETRY.multiplier) {
         try {
-          return autoCommit ? await autoCommit(session, txConfig) : await this.attempt(session, txConfig, work!);
+          return await run(session, txConfig);
         } catch (err) {
           if (!isRetryableError(err) || Date.now() - started > RETRY.maxTimeMs) throw err;
           // A dead server is not retried: the caller hears 503 now (a write's retry is idempotent).

@@ -16,9 +16,9 @@ const DAY = 86_400_000;
 /**
  * Offline self-query: finds a time expression in `query` by rules (chrono-node plus bare
  * years) relative to `now`, and turns it into a range sized by how precise it was: a named
- * day is that day, a week expression ± 3.5 days, a
- * month or a year the whole of it. Returns undefined when the query names no time, and when
- * the time it names is not when a memory was said (`aboutMemories`).
+ * day is that day, a week expression ± 3.5 days, a month or a year the whole of it. Returns
+ * undefined when the query names no time, and when the time it names is not when a memory was
+ * said (`aboutMemories`).
  */
 export function parseTimeHint(query: string, now: Date): TimeHint | undefined {
   const hint = timeRange(query, now);
