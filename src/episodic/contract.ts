@@ -50,6 +50,13 @@ export interface TurnHit {
 }
 
 /** A validated turn ready to persist (ids and derived fields resolved). */
+/** How `EpisodicStore.storeTurns` runs its transaction. */
+export interface StoreTurnsOptions {
+  beforeCommit?: (results: StoreTurnResult[]) => Promise<void>;
+  slice?: number;
+  pause?: () => Promise<void>;
+}
+
 export interface NewTurn {
   userId: string;
   channel: string;
@@ -106,9 +113,10 @@ export interface EpisodicStore {
    * Stores many turns in one transaction; same idempotency. `beforeCommit` runs inside the
    * transaction with its results, after the turns are written and before they are committed:
    * if it throws, nothing is committed (the facade writes the Postgres turn log there, so a
-   * turn is never in Neo4j without its row).
+   * turn is never in Neo4j without its row). With `slice`, the turns are written `slice` at a
+   * time in that transaction, awaiting `pause` between two slices (bulk imports yield there).
    */
-  storeTurns(turns: NewTurn[], opts?: { beforeCommit?: (results: StoreTurnResult[]) => Promise<void> }): Promise<StoreTurnResult[]>;
+  storeTurns(turns: NewTurn[], opts?: StoreTurnsOptions): Promise<StoreTurnResult[]>;
   /** Every turn of the scope user's conversation, in index order; empty when it is missing or another user's. */
   getConversation(scope: AccessScope, conversationId: string): Promise<Turn[]>;
   /** The user's unarchived turns of `scope.channels` between `since` and `until`, newest first, at most `limit`. */

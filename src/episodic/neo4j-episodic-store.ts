@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { ManagedTransaction } from 'neo4j-driver';
 import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
 import { MAX_OVERFETCH, indexOrFallback, type CypherRunner } from '../infra/neo4j';
+import { forEachSlice } from '../infra/slices';
 import { ValidationError } from '../errors';
 import { scopeKey, turnId, type AccessScope } from '../access';
 import { luceneTerms, scopedLuceneQuery } from '../infra/fulltext-scope';
 import { TIME_MENTION_CYPHER, turnFlags } from './prepare';
-import type { EpisodicStore, NewTurn, TurnFilters, ScoredTurn, SearchTerm, StoreTurnResult, Turn, TurnHit, TurnSearch, TurnWindow } from './contract';
+import type { EpisodicStore, NewTurn, StoreTurnsOptions, TurnFilters, ScoredTurn, SearchTerm, StoreTurnResult, Turn, TurnHit, TurnSearch, TurnWindow } from './contract';
 
 const TAG = (op: string) => ({ subsystem: 'episodic', op });
 
@@ -271,18 +272,18 @@ export class Neo4jEpisodicStore implements EpisodicStore {
     return this.storeTurns([turn]).then((r) => r[0]!);
   }
 
-  async storeTurns(turns: NewTurn[], opts: { beforeCommit?: (results: StoreTurnResult[]) => Promise<void> } = {}): Promise<StoreTurnResult[]> {
+  async storeTurns(turns: NewTurn[], opts: StoreTurnsOptions = {}): Promise<StoreTurnResult[]> {
     if (turns.length === 0) return [];
     // Fixed across the driver's retries of this call (see CREATE_TURNS).
     const writeId = randomUUID();
     return this.db.writeTx(async (tx) => {
-      const results = await this.writeTurns(tx, turns, writeId);
+      const results = await this.writeTurns(tx, turns, writeId, opts);
       await opts.beforeCommit?.(results);
       return results;
     }, TAG('storeTurns'));
   }
 
-  private async writeTurns(tx: ManagedTransaction, turns: NewTurn[], writeId: string): Promise<StoreTurnResult[]> {
+  private async writeTurns(tx: ManagedTransaction, turns: NewTurn[], writeId: string, opts: StoreTurnsOptions): Promise<StoreTurnResult[]> {
     const conversations = new Map<string, { id: string; userId: string; channel: string; startedAt: string }>();
     for (const t of turns) {
       const seen = conversations.get(t.conversationId);
@@ -341,15 +342,17 @@ export class Neo4jEpisodicStore implements EpisodicStore {
         writeId: `${writeId}:${i}`,
       };
     });
-    const result = await tx.run(CREATE_TURNS, { rows });
     // A turn twice in one batch is created by its first row (Cypher may report both rows created).
     const seen = new Set<string>();
-    return result.records.map((r) => {
-      const turn = toTurn(r.get('turn') as TurnRow);
-      const created = (r.get('created') as boolean) && !seen.has(turn.id);
-      seen.add(turn.id);
-      return { turn, created };
+    const results: StoreTurnResult[] = [];
+    await forEachSlice(rows, opts.slice ?? rows.length, opts.pause, async (slice) => {
+      for (const r of (await tx.run(CREATE_TURNS, { rows: slice })).records) {
+        const turn = toTurn(r.get('turn') as TurnRow);
+        results.push({ turn, created: (r.get('created') as boolean) && !seen.has(turn.id) });
+        seen.add(turn.id);
+      }
     });
+    return results;
   }
 
   async getConversation(scope: AccessScope, conversationId: string): Promise<Turn[]> {

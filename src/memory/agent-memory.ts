@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { returnedIds } from '../audit/returned-ids';
 import type { AuditLogger } from '../audit';
 import type { InteractiveGate } from '../infra/interactive-gate';
+import { forEachSlice } from '../infra/slices';
 import { ValidationError } from '../errors';
 import type { Embedder } from '../embedding';
 import {
@@ -14,6 +15,7 @@ import {
   type ScoredTurn,
   type StoreTurnResult,
   type Turn,
+  type NewTurn,
   type TurnInput,
   type TurnLog,
 } from '../episodic';
@@ -43,6 +45,11 @@ import { LearnedInfoWriteSchema, type LearnedInfo, type LearnedInfoWrite } from 
 import type { LearnedInfoStore } from '../observations/learned-info';
 import { tierStats, type TierCounter, type TierStats } from '../tiers';
 import { NotFoundError } from '../errors';
+
+/** Turns a bulk import prepares or writes before it yields to interactive calls. */
+const IMPORT_SLICE = 100;
+/** The longest a bulk import's slice waits for interactive calls under way. */
+const IMPORT_YIELD_MS = 100;
 
 export interface AgentMemoryDeps {
   episodic: EpisodicStore;
@@ -127,13 +134,26 @@ export class AgentMemory {
     return result!;
   }
 
-  /** Batched import of many turns (any conversations of any users); same guarantees as storeTurn. */
+  /**
+   * Batched import of many turns (any conversations of any users); same guarantees as storeTurn
+   * (one transaction: all stored or none). Bulk work: between slices of `IMPORT_SLICE` turns it
+   * gives the event loop a turn and lets interactive calls under way finish first (bounded), so
+   * an import does not stall remember() and storeTurn() of other callers.
+   */
   async storeTurns(inputs: TurnInput[]): Promise<StoreTurnResult[]> {
-    const turns = parseInput(BatchSchema, inputs, 'turn batch').map((t) => prepareTurn(t));
-    return this.store(turns, 'import');
+    const parsed = parseInput(BatchSchema, inputs, 'turn batch');
+    const turns: NewTurn[] = [];
+    await forEachSlice(parsed, IMPORT_SLICE, this.yieldToInteractive, (slice) => turns.push(...slice.map((t) => prepareTurn(t))));
+    return this.store(turns, 'import', { slice: IMPORT_SLICE, pause: this.yieldToInteractive });
   }
 
-  private async store(turns: ReturnType<typeof prepareTurn>[], operation: string): Promise<StoreTurnResult[]> {
+  /** Between two slices of bulk work: the event loop's turn, then interactive calls under way finish first (at most IMPORT_YIELD_MS). */
+  private readonly yieldToInteractive = async (): Promise<void> => {
+    await new Promise((resolve) => setImmediate(resolve));
+    await this.d.gate?.idle(IMPORT_YIELD_MS);
+  };
+
+  private async store(turns: NewTurn[], operation: string, bulk?: { slice: number; pause: () => Promise<void> }): Promise<StoreTurnResult[]> {
     const t0 = performance.now();
     if (this.d.embeddingMode === 'inline') {
       try {
@@ -147,7 +167,14 @@ export class AgentMemory {
     // The Postgres rows are written inside the Neo4j transaction, before its commit: a failure
     // there (Postgres away) commits nothing, so the caller's retry stores the turn whole.
     const results = await this.d.episodic.storeTurns(turns, {
-      beforeCommit: (stored) => this.d.turnLog.append(turns.map((t, i) => ({ ...t, id: stored[i]!.turn.id, index: stored[i]!.turn.index, created: stored[i]!.created }))),
+      ...bulk,
+      beforeCommit: (stored) =>
+        forEachSlice(
+          turns.map((t, i) => ({ ...t, id: stored[i]!.turn.id, index: stored[i]!.turn.index, created: stored[i]!.created })),
+          bulk?.slice ?? turns.length,
+          bulk?.pause,
+          (rows) => this.d.turnLog.append(rows),
+        ),
     });
     // A repeat of a turn an earlier attempt stored but never acknowledged (the process stopped,
     // or its answer was a 503 after the commit) is completed here: its row was written before

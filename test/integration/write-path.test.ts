@@ -117,6 +117,50 @@ describe('storeTurn', () => {
     expect(await neo4jTurnCount(userId)).toBe(300);
     expect(await pgTurnCount(userId)).toBe(300);
   });
+
+  it('writes a large import in slices that yield to interactive calls, whole and in order', async () => {
+    const userId = uid('u');
+    const [a, b] = [uid('c'), uid('c')];
+    // 250 turns without indexes over two conversations, interleaved, and one turn twice (rows 3 and 203).
+    const batch = Array.from({ length: 250 }, (_, i) => ({ userId, conversationId: i % 2 ? b : a, role: 'user' as const, content: `slice line ${i}` }));
+    batch[203] = { ...batch[3]!, index: 1 } as (typeof batch)[number];
+    batch[3] = { ...batch[3]!, index: 1 } as (typeof batch)[number];
+    let yields = 0;
+    const idle = m.gate.idle.bind(m.gate);
+    m.gate.idle = (ms) => {
+      if (ms !== undefined) yields++; // the import's bounded pauses (the background embedder's waits name no bound)
+      return idle(ms);
+    };
+    const leave = m.gate.enter(); // an interactive call under way: every pause waits for it (bounded)
+    try {
+      const results = await m.memory.storeTurns(batch);
+      expect(results.filter((r) => r.created)).toHaveLength(249);
+      expect(results[203]).toMatchObject({ created: false, turn: { id: results[3]!.turn.id } });
+    } finally {
+      leave();
+      m.gate.idle = idle;
+    }
+    // Prepared, written in Neo4j and logged in Postgres 100 turns at a time: two pauses each.
+    expect(yields).toBe(6);
+    for (const id of [a, b]) {
+      const conv = await m.memory.getConversation(userId, id);
+      expect(conv.map((t) => t.index)).toEqual(Array.from({ length: id === a ? 125 : 124 }, (_, i) => i));
+      const links = await m.neo4j.read<{ n: number }>('MATCH (:Conversation {id: $id})-[:HAS_TURN]->(t)-[:FOLLOWED_BY]->() RETURN count(*) AS n', { id }, tag);
+      expect(links[0]!.n).toBe(conv.length - 1);
+    }
+    expect(await pgTurnCount(userId)).toBe(249);
+    yields = 0;
+    m.gate.idle = (ms) => {
+      if (ms !== undefined) yields++;
+      return idle(ms);
+    };
+    try {
+      await m.memory.storeTurns(batch.slice(0, 100));
+    } finally {
+      m.gate.idle = idle;
+    }
+    expect(yields).toBe(0);
+  });
 });
 
 describe('acting for a principal', () => {
