@@ -187,10 +187,11 @@ async function hotPathUnderLoad(
   let written = 0;
   // storeTurn as the service serves it: deferred embedding (the bench's own facade embeds inline).
   let served: Mnemograph = m;
-  const measure = async (label: string) => {
+  // `until`: stop early once it holds (the busy phase measures only while the import still writes).
+  const measure = async (label: string, until: () => boolean = () => false) => {
     const remember: number[] = [];
     const store: number[] = [];
-    for (let i = 0; i < questions.length; i++) {
+    for (let i = 0; i < questions.length && !until(); i++) {
       let s = performance.now();
       await m.memory.remember({ userId, query: questions[i]!, topK: 10 });
       remember.push(performance.now() - s);
@@ -198,11 +199,11 @@ async function hotPathUnderLoad(
       await served.memory.storeTurn({ userId, conversationId, role: 'user', content: `${pool[(written++ * 31) % pool.length]!.content} (${label})` });
       store.push(performance.now() - s);
     }
-    return { remember_ms: percentiles(remember), store_turn_ms: percentiles(store) };
+    return { remember_ms: percentiles(remember), store_turn_ms: percentiles(store), samples: remember.length };
   };
   embedder.bypass = true;
   const importUser = `${userId}-import-${Date.now().toString(36)}`;
-  const busy = { stop: false, imported: 0, consolidateRuns: 0 };
+  const busy = { stop: false, imported: 0, written: false, consolidateRuns: 0 };
   const background = await createMnemograph({ ...m.config, embedding: { ...m.config.embedding, mode: 'deferred' } }, { embedder, log: m.log, gate: m.gate });
   served = background;
   try {
@@ -218,6 +219,7 @@ async function hotPathUnderLoad(
         await background.memory.storeTurns(batch);
         busy.imported += batch.length;
       }
+      busy.written = true;
     })();
     const consolidating = (async () => {
       while (!busy.stop) {
@@ -229,7 +231,7 @@ async function hotPathUnderLoad(
     // Wait for the backlog to build before measuring.
     while (busy.imported < Math.min(importTurns, 1_000)) await new Promise((r) => setTimeout(r, 100));
     const pendingAtStart = await pendingEmbeddings(m);
-    const loaded = await measure('under load');
+    const loaded = await measure('under load', () => busy.written);
     const pendingAtEnd = await pendingEmbeddings(m);
     // Then the import's turns are all stored and only their embedding (and consolidate) goes on.
     await importing;
@@ -248,7 +250,7 @@ async function hotPathUnderLoad(
       background_embedded_while_measured: embeddedBefore,
       consolidate_runs: busy.consolidateRuns,
       budgets_ms: { remember_p95: 50, store_turn_p95: 25 },
-      note: 'one caller alternating remember (topK 10) and storeTurn (deferred embedding, as served: the text is embedded in the background), each text embedded for real; the busy phase imports turns of another user in batches of 500 with deferred embedding (embedded by the background embedder at background priority on the same embedder) and runs consolidate in a loop; busy_embedding is measured once the import is stored, while its backlog embeds and consolidate still loops',
+      note: 'one caller alternating remember (topK 10) and storeTurn (deferred embedding, as served: the text is embedded in the background), each text embedded for real; the busy phase imports turns of another user in batches of 500 with deferred embedding (embedded by the background embedder at background priority on the same embedder) and runs consolidate in a loop, and measures only while the import still writes (samples: how many pairs); busy_embedding is measured once the import is stored, while its backlog embeds and consolidate still loops',
     };
   } finally {
     busy.stop = true;

@@ -49,14 +49,17 @@ export interface TurnHit {
   dated: boolean;
 }
 
-/** A validated turn ready to persist (ids and derived fields resolved). */
 /** How `EpisodicStore.storeTurns` runs its transaction. */
 export interface StoreTurnsOptions {
+  /** Runs inside the transaction with its results, before the commit (a throw commits nothing). */
   beforeCommit?: (results: StoreTurnResult[]) => Promise<void>;
+  /** Turns written per statement (default: all in one). */
   slice?: number;
+  /** Awaited between two slices' statements. */
   pause?: () => Promise<void>;
 }
 
+/** A validated turn ready to persist (ids and derived fields resolved). */
 export interface NewTurn {
   userId: string;
   channel: string;
