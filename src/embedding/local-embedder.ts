@@ -61,7 +61,7 @@ export class LocalEmbedder implements Embedder {
     // The interactive lane first: queries look for a free lane in this order.
     for (let i = 0; i <= Math.max(1, opts.threads ?? 2); i++) {
       const interactiveOnly = i === 0;
-      const workerData = { spec, modelDir: opts.modelDir, mavenUrl: opts.mavenUrl, batching: opts.batching ?? DEFAULT_ONNX_BATCHING, nice: interactiveOnly ? 0 : BACKGROUND_NICE };
+      const workerData = { spec, modelDir: opts.modelDir, mavenUrl: opts.mavenUrl, batching: opts.batching ?? DEFAULT_ONNX_BATCHING, niceSteps: interactiveOnly ? 0 : BACKGROUND_NICE };
       // Running from TypeScript sources (tsx, ts-jest): load the worker through tsx's require hook
       // (resolved here: an eval worker resolves from the working directory, which may be anywhere).
       const worker = file.endsWith('.ts')

@@ -9,15 +9,15 @@ import { lowerThreadPriority } from './thread-priority';
  * Runs a sentence-embedding ONNX model (BERT family: input_ids, attention_mask,
  * token_type_ids -> last_hidden_state) off the main thread, one inference thread per worker.
  * Messages: {id, texts} -> {id, vectors} | {id, error}; {close}: exits once idle; first, {lane} with the thread's id and
- * nice value (a background lane runs `nice` steps below the process). The model files are fetched on first use when
+ * nice value (a background lane runs `niceSteps` below the process). The model files are fetched on first use when
  * `mnemograph stack up` has not already done so.
  */
 interface Loaded {
   tokenizer: Tokenizer;
   session: ort.InferenceSession;
 }
-const { spec, modelDir, mavenUrl, batching, nice } = workerData as { spec: OnnxModelSpec; modelDir: string; mavenUrl: string; batching: OnnxBatching; nice: number };
-parentPort?.postMessage({ lane: lowerThreadPriority(nice) });
+const { spec, modelDir, mavenUrl, batching, niceSteps } = workerData as { spec: OnnxModelSpec; modelDir: string; mavenUrl: string; batching: OnnxBatching; niceSteps: number };
+parentPort?.postMessage({ lane: lowerThreadPriority(niceSteps) });
 let loaded: Promise<Loaded> | undefined;
 
 async function load(): Promise<Loaded> {

@@ -7,10 +7,10 @@ import { lowerThreadPriority } from './thread-priority';
  * Runs Universal Sentence Encoder Lite (shipped weights, offline) off the main thread so
  * embedding never blocks request handling. Messages: {id, texts} -> {id, vectors} | {id, error};
  * {close}: exits once idle;
- * first, {lane} with the thread's id and nice value (a background lane runs `nice` steps below the process).
+ * first, {lane} with the thread's id and nice value (a background lane runs `niceSteps` below the process).
  */
 let model: Promise<EmbeddingsModel> | undefined;
-parentPort?.postMessage({ lane: lowerThreadPriority((workerData as { nice: number }).nice) });
+parentPort?.postMessage({ lane: lowerThreadPriority((workerData as { niceSteps: number }).niceSteps) });
 
 /** The job under way (one at a time), so that closing waits for it. */
 let current: Promise<unknown> = Promise.resolve();

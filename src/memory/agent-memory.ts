@@ -16,6 +16,7 @@ import {
   type StoreTurnResult,
   type Turn,
   type NewTurn,
+  type StoreTurnsOptions,
   type TurnInput,
   type TurnLog,
 } from '../episodic';
@@ -143,17 +144,18 @@ export class AgentMemory {
   async storeTurns(inputs: TurnInput[]): Promise<StoreTurnResult[]> {
     const parsed = parseInput(BatchSchema, inputs, 'turn batch');
     const turns: NewTurn[] = [];
-    await forEachSlice(parsed, IMPORT_SLICE, this.yieldToInteractive, (slice) => turns.push(...slice.map((t) => prepareTurn(t))));
-    return this.store(turns, 'import', { slice: IMPORT_SLICE, pause: this.yieldToInteractive });
+    const pause = () => this.yieldToInteractive();
+    await forEachSlice(parsed, IMPORT_SLICE, pause, (slice) => turns.push(...slice.map((t) => prepareTurn(t))));
+    return this.store(turns, 'import', { slice: IMPORT_SLICE, pause });
   }
 
   /** Between two slices of bulk work: the event loop's turn, then interactive calls under way finish first (at most IMPORT_YIELD_MS). */
-  private readonly yieldToInteractive = async (): Promise<void> => {
+  private async yieldToInteractive(): Promise<void> {
     await new Promise((resolve) => setImmediate(resolve));
     await this.d.gate?.idle(IMPORT_YIELD_MS);
-  };
+  }
 
-  private async store(turns: NewTurn[], operation: string, bulk?: { slice: number; pause: () => Promise<void> }): Promise<StoreTurnResult[]> {
+  private async store(turns: NewTurn[], operation: string, bulk?: Required<Pick<StoreTurnsOptions, 'slice' | 'pause'>>): Promise<StoreTurnResult[]> {
     const t0 = performance.now();
     if (this.d.embeddingMode === 'inline') {
       try {
