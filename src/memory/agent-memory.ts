@@ -45,7 +45,7 @@ import { recallSkipReason, SettingsUpdateSchema, type MemorySettings, type Setti
 import { LearnedInfoWriteSchema, type LearnedInfo, type LearnedInfoWrite } from '../observations/schema';
 import type { LearnedInfoStore } from '../observations/learned-info';
 import { tierStats, type TierCounter, type TierStats } from '../tiers';
-import { NotFoundError } from '../errors';
+import { MnemographError, NotFoundError } from '../errors';
 
 /** Turns a bulk import prepares or writes before it yields to interactive calls. */
 const IMPORT_SLICE = 100;
@@ -149,6 +149,24 @@ export class AgentMemory {
     return this.store(turns, 'import', { slice: IMPORT_SLICE, pause });
   }
 
+  /**
+   * Runs storeTurn's Neo4j statements for a made-up turn of `userId` (a user no tenant can
+   * hold) in a transaction that is rolled back: Neo4j plans them (~0.5 s on a fresh plan
+   * cache) and this process runs the write path once, while nothing is stored, logged in
+   * PostgreSQL or audited. The API's warm-up (src/api/warm-up.ts).
+   */
+  async rehearseStore(userId: string): Promise<void> {
+    const turn = prepareTurn(parseInput(TurnInputSchema, { userId, conversationId: userId, role: 'user', content: 'A rehearsal of the write path; rolled back.' }, 'turn'));
+    const rollBack = new RolledBack();
+    try {
+      await this.d.episodic.storeTurns([turn], { beforeCommit: () => Promise.reject(rollBack) });
+    } catch (err) {
+      if (err !== rollBack) throw err;
+      return;
+    }
+    throw new Error('the rehearsal of storeTurn committed');
+  }
+
   /** Between two slices of bulk work: the event loop's turn, then interactive calls under way finish first (at most IMPORT_YIELD_MS). */
   private async yieldToInteractive(): Promise<void> {
     await new Promise((resolve) => setImmediate(resolve));
@@ -170,13 +188,17 @@ export class AgentMemory {
     // there (Postgres away) commits nothing, so the caller's retry stores the turn whole.
     const results = await this.d.episodic.storeTurns(turns, {
       ...bulk,
-      beforeCommit: (stored) =>
-        forEachSlice(
+      beforeCommit: async (stored) => {
+        await forEachSlice(
           turns.map((t, i) => ({ ...t, id: stored[i]!.turn.id, index: stored[i]!.turn.index, created: stored[i]!.created })),
           bulk?.slice ?? turns.length,
           bulk?.pause,
           (rows) => this.d.turnLog.append(rows),
-        ),
+        );
+        // A bulk commit applies the whole batch to the full-text index, which the commits of
+        // interactive calls queue behind: one of more than a slice waits for them first too.
+        if (bulk && turns.length > bulk.slice) await bulk.pause();
+      },
     });
     // A repeat of a turn an earlier attempt stored but never acknowledged (the process stopped,
     // or its answer was a 503 after the commit) is completed here: its row was written before
@@ -597,4 +619,11 @@ function groupBy<T>(items: T[], key: (t: T) => string): T[][] {
     else groups.set(k, [item]);
   }
   return [...groups.values()];
+}
+
+/** What a rehearsal throws from inside its transaction so that it rolls back (a MnemographError, so stores pass it on unchanged). */
+class RolledBack extends MnemographError {
+  constructor() {
+    super('ROLLED_BACK', 'system', 'a rehearsal, rolled back');
+  }
 }

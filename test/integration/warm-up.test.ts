@@ -2,6 +2,7 @@ import { createMnemograph } from '../../src/container';
 import { startServer } from '../../src/api/server';
 import { testConfig, uid } from '../support/stack';
 import { freePort } from '../load/stores';
+import { warmUp } from '../../src/api/warm-up';
 
 /*
  * Issue #22, item 5: the first request after start is warm, and /readyz says 503 (`warming`)
@@ -48,6 +49,27 @@ it('/readyz is 503 warming until warm-up finished, then 200; the first requests 
     }
   } finally {
     await starting.catch(() => undefined);
+    await m.close();
+  }
+});
+
+it('warm-up rehearses storeTurn in a transaction that is rolled back: Neo4j and the turn log hold nothing of it', async () => {
+  const m = await createMnemograph(testConfig({ LOG_LEVEL: 'silent' }), { backgroundEmbedding: false });
+  try {
+    const report = await warmUp(m);
+    expect(report.failed).toEqual({});
+    expect(report.parts.store).toBeGreaterThanOrEqual(0);
+    // A second rehearsal finds nothing of the first (a committed one would leave turn 0 and make this one a repeat).
+    await m.memory.rehearseStore('warm-up');
+    const [row] = await m.neo4j.read<{ n: number }>(
+      `OPTIONAL MATCH (x) WHERE (x:User AND x.id = 'warm-up') OR (x:Conversation AND x.id = 'warm-up') OR (x:Turn AND x.user_id = 'warm-up') RETURN count(x) AS n`,
+      {},
+      { subsystem: 'test', op: 'warmUp' },
+    );
+    expect(row?.n).toBe(0);
+    const rows = await m.pg.primary.query(`SELECT count(*)::int AS n FROM conversation_logs WHERE user_id = 'warm-up'`);
+    expect(rows.rows[0].n).toBe(0);
+  } finally {
     await m.close();
   }
 });

@@ -140,8 +140,9 @@ describe('storeTurn', () => {
       leave();
       m.gate.idle = idle;
     }
-    // Prepared, written in Neo4j and logged in Postgres 100 turns at a time: two pauses each.
-    expect(yields).toBe(6);
+    // Prepared, written in Neo4j and logged in Postgres 100 turns at a time: two pauses each,
+    // and one before the commit.
+    expect(yields).toBe(7);
     for (const id of [a, b]) {
       const conv = await m.memory.getConversation(userId, id);
       expect(conv.map((t) => t.index)).toEqual(Array.from({ length: id === a ? 125 : 124 }, (_, i) => i));

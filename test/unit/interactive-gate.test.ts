@@ -20,6 +20,23 @@ describe('InteractiveGate', () => {
     expect([idle, gate.busy]).toEqual([true, 0]);
   });
 
+  it('idle() waits for a quiet period after the last call: a call of the same burst restarts it', async () => {
+    const gate = new InteractiveGate(40);
+    const t0 = performance.now();
+    gate.enter()();
+    const waiting = gate.idle(10_000);
+    // A second call starts 20 ms after the first left (as an agent's recall follows its storeTurn).
+    await new Promise((r) => setTimeout(r, 20));
+    const leave = gate.enter();
+    await new Promise((r) => setTimeout(r, 20));
+    leave();
+    const left = performance.now();
+    await waiting;
+    // Idle only 40 ms after the second call left, not 40 ms after the first.
+    expect(performance.now() - left).toBeGreaterThanOrEqual(38);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(78);
+  });
+
   it('a wait is bounded: background work is delayed, never starved', async () => {
     const gate = new InteractiveGate();
     gate.enter();

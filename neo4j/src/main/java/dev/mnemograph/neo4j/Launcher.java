@@ -134,7 +134,8 @@ public final class Launcher {
                     "NEO4J_PASSWORD must be at least " + MIN_PASSWORD_LENGTH + " characters");
         }
         long pageCacheBytes = ByteUnit.parse(pageCache);
-        Duration txTimeoutDuration = parseDuration(txTimeout);
+        Duration txTimeoutDuration = parseDuration("NEO4J_TX_TIMEOUT", txTimeout);
+        Duration minReplanInterval = parseDuration("NEO4J_MIN_REPLAN_INTERVAL", setting("NEO4J_MIN_REPLAN_INTERVAL", "1h"));
 
         // Fail fast (and clearly) if a port is taken, instead of a long, noisy Neo4j startup failure.
         ensurePortFree(host, boltPort, "Bolt", "NEO4J_BOLT_PORT");
@@ -169,7 +170,15 @@ public final class Launcher {
                 // A vector query searches every Lucene segment's HNSW graph with the full k, so its
                 // cost grows with the segment count. Neo4j merges vector segments only once 50 of
                 // one size have piled up (its default), which leaves dozens after steady writes.
-                .setConfig(LuceneSettings.vector_standard_merge_factor, vectorMergeFactor);
+                .setConfig(LuceneSettings.vector_standard_merge_factor, vectorMergeFactor)
+                // A cached plan is remade when a statistic it used moved by more than the divergence
+                // threshold, by the query that finds it stale: ~0.5 s of planning for storeTurn's
+                // statements, ~0.35 s for recall's, on a caller's request. Selectivities of small
+                // indexes (pending embeddings) flip between 0 and 1 all the time, and Neo4j lowers the
+                // threshold from 0.75 to 0.1 over 7 h, so plans were remade ~3 times a minute here. A
+                // plan now lives at least NEO4J_MIN_REPLAN_INTERVAL and the threshold stays at 0.75.
+                .setConfig(GraphDatabaseSettings.cypher_min_replan_interval, minReplanInterval)
+                .setConfig(GraphDatabaseInternalSettings.cypher_replan_algorithm, GraphDatabaseInternalSettings.CypherReplanAlgorithm.NONE);
 
         // The hook is registered before build() (which takes seconds) so that a SIGTERM during startup
         // still ends in a clean shutdown: it waits for build() to return, then stops the DBMS.
@@ -340,7 +349,7 @@ public final class Launcher {
     }
 
     /** "0" (off), plain seconds ("30"), or a number with unit: ms, s, m, h (e.g. "30s", "500ms"). */
-    static Duration parseDuration(String v) {
+    static Duration parseDuration(String name, String v) {
         String s = v.trim().toLowerCase(Locale.ROOT);
         try {
             if (s.endsWith("ms")) {
@@ -357,7 +366,7 @@ public final class Launcher {
             }
             return Duration.ofSeconds(Long.parseLong(s));
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("NEO4J_TX_TIMEOUT must be like 0, 30s, 500ms, 5m; got '" + v + "'");
+            throw new IllegalArgumentException(name + " must be like 0, 30s, 500ms, 5m; got '" + v + "'");
         }
     }
 
