@@ -23,8 +23,9 @@ const WARM_UP_QUERIES = [
  * Makes the first request after start as fast as the next ones: loads the embedding model
  * in every worker thread (concurrent interactive embeds), opens connections in the Neo4j and
  * PostgreSQL pools (parallel trivial queries) and has Neo4j plan storeTurn's statements (a
- * write rolled back) and recall's queries (remember over a user with no memory). The API's /readyz answers 503 (`warming`) until it
- * finished. Never throws: a part that fails is reported and the service starts colder.
+ * write rolled back) and recall's queries (remember over a user with no memory). The API's
+ * /readyz answers 503 (`warming`) until it finished. Never throws: a part that fails is
+ * reported and the service starts colder.
  */
 export async function warmUp(m: Mnemograph, connections = 4): Promise<WarmUpReport> {
   const t0 = performance.now();
@@ -47,11 +48,11 @@ export async function warmUp(m: Mnemograph, connections = 4): Promise<WarmUpRepo
     part('postgres_pool', () => Promise.all(Array.from({ length: n }, () => m.pg.primary.query('SELECT 1')))),
     part('neo4j_pool', () => Promise.all(Array.from({ length: connections }, () => m.neo4j.read('RETURN 1 AS one', {}, { subsystem: 'api', op: 'warmUp' })))),
   ]);
+  // storeTurn's statements planned and its path run, in a transaction that is rolled back.
+  await part('store', () => m.memory.rehearseStore(NOBODY));
   // After the embedder is up: the recall pipeline end to end (query plans, the code's own JIT).
   // Questions of several shapes: the date parser (chrono) compiles its patterns on first use,
   // which cost a "When did...?" question 300 ms when only a plain question had warmed it.
-  // storeTurn's statements planned and its path run, in a transaction that is rolled back.
-  await part('store', () => m.memory.rehearseStore(NOBODY));
   await part('recall', async () => {
     for (const query of WARM_UP_QUERIES) await m.memory.remember({ userId: NOBODY, query, topK: 5 });
   });

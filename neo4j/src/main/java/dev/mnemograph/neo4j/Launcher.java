@@ -135,7 +135,7 @@ public final class Launcher {
         }
         long pageCacheBytes = ByteUnit.parse(pageCache);
         Duration txTimeoutDuration = parseDuration("NEO4J_TX_TIMEOUT", txTimeout);
-        Duration minReplanInterval = parseDuration("NEO4J_MIN_REPLAN_INTERVAL", setting("NEO4J_MIN_REPLAN_INTERVAL", "1h"));
+        Duration minReplanInterval = parseDuration("NEO4J_MIN_REPLAN_INTERVAL", setting("NEO4J_MIN_REPLAN_INTERVAL", "10m"));
 
         // Fail fast (and clearly) if a port is taken, instead of a long, noisy Neo4j startup failure.
         ensurePortFree(host, boltPort, "Bolt", "NEO4J_BOLT_PORT");
