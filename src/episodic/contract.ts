@@ -55,7 +55,7 @@ export interface StoreTurnsOptions {
   beforeCommit?: (results: StoreTurnResult[]) => Promise<void>;
   /** Turns written per statement (default: all in one). */
   slice?: number;
-  /** Awaited between two slices' statements. */
+  /** Awaited between two slices' statements, and before the commit of more than one slice. */
   pause?: () => Promise<void>;
 }
 

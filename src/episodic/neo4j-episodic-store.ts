@@ -279,6 +279,9 @@ export class Neo4jEpisodicStore implements EpisodicStore {
     return this.db.writeTx(async (tx) => {
       const results = await this.writeTurns(tx, turns, writeId, opts);
       await opts.beforeCommit?.(results);
+      // A sliced write's commit applies the whole batch to the full-text index, which the
+      // commits of interactive calls queue behind: it waits for them first, as its slices did.
+      if (opts.pause && opts.slice !== undefined && turns.length > opts.slice) await opts.pause();
       return results;
     }, TAG('storeTurns'));
   }

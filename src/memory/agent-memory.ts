@@ -188,17 +188,13 @@ export class AgentMemory {
     // there (Postgres away) commits nothing, so the caller's retry stores the turn whole.
     const results = await this.d.episodic.storeTurns(turns, {
       ...bulk,
-      beforeCommit: async (stored) => {
-        await forEachSlice(
+      beforeCommit: (stored) =>
+        forEachSlice(
           turns.map((t, i) => ({ ...t, id: stored[i]!.turn.id, index: stored[i]!.turn.index, created: stored[i]!.created })),
           bulk?.slice ?? turns.length,
           bulk?.pause,
           (rows) => this.d.turnLog.append(rows),
-        );
-        // A bulk commit applies the whole batch to the full-text index, which the commits of
-        // interactive calls queue behind: one of more than a slice waits for them first too.
-        if (bulk && turns.length > bulk.slice) await bulk.pause();
-      },
+        ),
     });
     // A repeat of a turn an earlier attempt stored but never acknowledged (the process stopped,
     // or its answer was a 503 after the commit) is completed here: its row was written before
