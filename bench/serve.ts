@@ -24,6 +24,7 @@ import { loadConfig } from '../src/config';
 import { createNeo4jDriver } from '../src/infra/neo4j';
 import { createPgPool } from '../src/infra/postgres';
 import { PACKAGE_ROOT as ROOT } from '../src/package-info';
+import { stackDown, stackUp } from '../src/stack';
 import { neo4jPaths, readPid } from '../src/stack/neo4j-process';
 import { PgTenantStore } from '../src/tenancy';
 import { defaultLocomoPath, loadLocomo } from './recall-datasets';
@@ -38,6 +39,8 @@ interface Options {
   nodeArgs: string[];
   port: string;
   skipColdStart?: boolean;
+  restartNeo4j?: boolean;
+  knowledge?: boolean;
   out?: string;
 }
 
@@ -51,6 +54,8 @@ async function main(): Promise<void> {
     .option('--node-args <arg>', 'a node flag for the server processes (repeatable, e.g. --cpu-prof)', (v: string, all: string[]) => [...all, v], [] as string[])
     .option('--port <n>', 'port of the server processes', '7391')
     .option('--skip-cold-start', 'only the saturation phase (the user is stored by a first server all the same)')
+    .option('--restart-neo4j', 'restart the embedded Neo4j before the cold start (its plan cache empty, as after a deploy or a crash)')
+    .option('--knowledge', 'the user also holds facts, entities, a strategy and a goal, so recall runs every source')
     .option('--out <file>', 'result file', join(ROOT, 'bench/results/serve.json'))
     .parse()
     .opts<Options>();
@@ -88,6 +93,7 @@ async function main(): Promise<void> {
       await api.expect(201, 'POST', '/v1/turns/batch', { turns: batch });
       turns += batch.length;
     }
+    if (opts.knowledge) await storeKnowledge(api, userId, conversation);
     // Stored turns are embedded in the background; recall is measured over embedded memory.
     while ((await neo4j.executeQuery(PENDING, {}, { database: config.neo4j.database })).records[0]!.get('n') > 0) await sleep(500);
     result.user = { turns, sessions: conversation.sessions.length, questions: questions.length, stored_and_embedded_s: Math.round((performance.now() - t0) / 100) / 10 };
@@ -96,7 +102,12 @@ async function main(): Promise<void> {
   }
 
   if (!opts.skipColdStart) {
-    // 2. Cold start, with the worker, as `npm start` runs the service.
+    // 2. Cold start, with the worker, as `npm start` runs the service; after a Neo4j restart
+    // when asked (an empty plan cache: every statement is planned by its first caller).
+    if (opts.restartNeo4j) {
+      await stackDown(ROOT, config);
+      await stackUp(ROOT, config, () => undefined);
+    }
     srv = await server(true, 'cold');
     try {
       const conversationId = `${userId}-live`;
@@ -113,6 +124,8 @@ async function main(): Promise<void> {
       }
       const round = (x: number) => Math.round(x * 10) / 10;
       result.cold_start = {
+        neo4j_restarted: opts.restartNeo4j === true,
+        user_holds: opts.knowledge ? 'turns, facts, entities, a strategy, a goal' : 'turns',
         ready_after_ms: srv.readyAfterMs,
         first_store_turn_ms: round(store[0]!),
         first_recall_context_ms: round(recall[0]!),
@@ -212,6 +225,19 @@ async function startServer(root: string, nodeArgs: string[], port: number, worke
       await exited;
     },
   };
+}
+
+/**
+ * Knowledge of the user as an agent would have stored it: a fact for each of the first turns
+ * (the turn's words as the claim), an entity per speaker, a strategy and a goal.
+ */
+async function storeKnowledge(api: ReturnType<typeof apiClient>, userId: string, conversation: ReturnType<typeof loadLocomo>['conversations'][number]): Promise<void> {
+  const said = conversation.sessions.flatMap((s) => s.turns);
+  for (const speaker of new Set(said.map((t) => t.speaker)))
+    await api.expect(201, 'POST', '/v1/entities', { userId, name: speaker, type: 'person', description: `${speaker}, who speaks in the conversation` });
+  for (const t of said.slice(0, 20)) await api.expect(201, 'POST', '/v1/facts', { userId, claim: `${t.speaker} said: ${t.content}`, source: 'agent' });
+  await api.expect(201, 'POST', '/v1/strategies', { userId, description: 'Ask about the family before giving advice', contextPattern: 'advice on personal matters', toolSequence: ['recall'] });
+  await api.expect(201, 'POST', '/v1/goals', { userId, description: 'Help plan the next support group meeting', priority: 6 });
 }
 
 function apiClient(base: string, key: string) {

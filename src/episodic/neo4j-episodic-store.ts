@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ManagedTransaction } from 'neo4j-driver';
 import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
 import { MAX_OVERFETCH, indexOrFallback, type CypherRunner } from '../infra/neo4j';
+import { SmallOwners } from '../infra/small-owners';
 import { forEachSlice } from '../infra/slices';
 import { ValidationError } from '../errors';
 import { scopeKey, turnId, type AccessScope } from '../access';
@@ -215,30 +216,8 @@ RETURN count(t) AS n`;
 
 const MIN_TIME = '0001-01-01T00:00:00Z';
 const MAX_TIME = '9999-12-31T23:59:59Z';
-const SCAN_MEMO_MS = 10 * 60_000;
-/** Up to this many turns, a user's exact vector scan costs about what an index query does. */
-const SCAN_MAX_TURNS = 2_000;
 /** How much wider the index is asked again for a larger user whose turns were crowded out. */
 const WIDEN = 8;
-const SCAN_MEMO_MAX = 10_000;
-
-/** A bounded map whose entries expire; the oldest entry goes first when full. */
-class ExpiringMap<V> {
-  private readonly entries = new Map<string, { value: V; until: number }>();
-  constructor(private readonly max: number) {}
-  get(key: string): V | undefined {
-    const e = this.entries.get(key);
-    if (e === undefined) return undefined;
-    if (e.until > Date.now()) return e.value;
-    this.entries.delete(key);
-    return undefined;
-  }
-  set(key: string, value: V, deadline: number): void {
-    this.entries.delete(key);
-    if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(key, { value, until: deadline });
-  }
-}
 
 interface TurnRow {
   id: string;
@@ -260,13 +239,15 @@ export function toTurn(row: TurnRow): Turn {
 }
 
 export class Neo4jEpisodicStore implements EpisodicStore {
-  /** Per user, for a while: whether they are small enough for the exact vector scan. */
-  private readonly smallUsers = new ExpiringMap<boolean>(SCAN_MEMO_MAX);
+  /** Per user, for a while: whether their turns are few enough for the exact vector scan. */
+  private readonly smallUsers: SmallOwners;
 
   constructor(
     private readonly db: CypherRunner,
-    private readonly opts: { scanMaxTurns?: number } = {},
-  ) {}
+    opts: { scanMaxTurns?: number } = {},
+  ) {
+    this.smallUsers = new SmallOwners(async (userId) => (await db.read<{ n: number }>(COUNT_USER_TURNS, { userId }, TAG('countUserTurns')))[0]?.n ?? 0, opts.scanMaxTurns);
+  }
 
   storeTurn(turn: NewTurn): Promise<StoreTurnResult> {
     return this.storeTurns([turn]).then((r) => r[0]!);
@@ -399,12 +380,13 @@ export class Neo4jEpisodicStore implements EpisodicStore {
         q.limit,
         (k) => this.db.read<{ turn: TurnRow; score: number }>(VECTOR_SEARCH, { ...params, k }, TAG('vectorSearch')),
         () => this.db.read<{ turn: TurnRow; score: number }>(VECTOR_SCAN_TURNS, params, TAG('vectorSearchExact')),
+        { sizes: this.smallUsers, userId: scope.userId },
       );
       return rows.map((r) => ({ turn: toTurn(r.turn), score: r.score }));
     }
     // Up to twice the limit: the user's turns among the index's k neighbours cost nothing more.
     const reach = { ...recallParams(scope, q), limit: q.limit * 2 };
-    let small = this.smallUsers.get(scope.userId);
+    let small = this.smallUsers.known(scope.userId);
     if (small !== true) {
       // The index's k is its search breadth and its cost (at 100k turns: k 30 ~17 ms, 60 ~21 ms,
       // 100 ~26 ms, 150 ~34 ms); twice the limit leaves room for the filter.
@@ -414,10 +396,7 @@ export class Neo4jEpisodicStore implements EpisodicStore {
       // Too few of the user's turns among the neighbours (other users', or outside the
       // filters). A small user is scanned exactly, complete and cheap; a larger one (whose
       // scan would take a second at 100k turns) gets the index again, wider.
-      if (small === undefined) {
-        small = ((await this.db.read<{ n: number }>(COUNT_USER_TURNS, { userId: scope.userId }, TAG('countUserTurns')))[0]?.n ?? 0) <= (this.opts.scanMaxTurns ?? SCAN_MAX_TURNS);
-        this.smallUsers.set(scope.userId, small, Date.now() + SCAN_MEMO_MS);
-      }
+      small ??= await this.smallUsers.learn(scope.userId);
       if (!small) return this.db.read<TurnHit>(VECTOR_SEARCH_SCOPED, { k: Math.min(k * WIDEN, 2_000), embedding, ...reach }, TAG('similarTurns'));
     }
     return this.db.read<TurnHit>(VECTOR_SCAN, { embedding, ...reach }, TAG('similarTurnsExact'));

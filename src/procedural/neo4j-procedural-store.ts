@@ -3,6 +3,7 @@ import { NotFoundError, ValidationError } from '../errors';
 import { writeKey, type AccessScope } from '../access';
 import { luceneQuery, scopedFulltextK, scopedLuceneQuery } from '../infra/fulltext-scope';
 import { indexOrFallback, type CypherRunner } from '../infra/neo4j';
+import { SmallOwners } from '../infra/small-owners';
 import type { TurnFilters } from '../episodic/contract';
 import { TURN_MATCHES_FILTERS, turnFilterParams } from '../episodic/neo4j-episodic-store';
 import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
@@ -127,6 +128,8 @@ SET s.success_count = s.success_count + CASE WHEN $success THEN 1 ELSE 0 END,
     s.failure_count = s.failure_count + CASE WHEN $success THEN 0 ELSE 1 END, s.last_used = datetime()
 RETURN ${STRATEGY} AS strategy`;
 
+// $userId -> {n}: the user's strategies (user_id index seek)
+const COUNT_USER_STRATEGIES = `MATCH (s:Strategy) WHERE s.user_id = $userId RETURN count(s) AS n`;
 // $k, $embedding, $userId, $channels, $limit -> {strategy, score}
 const VECTOR_STRATEGIES = `
 CALL db.index.vector.queryNodes('strategy_embeddings', toInteger($k), $embedding) YIELD node AS s, score
@@ -170,6 +173,9 @@ async function rows<T>(tx: ManagedTransaction, cypher: string, params: Record<st
 }
 
 export class Neo4jProceduralStore implements ProceduralStore {
+  /** Per user, for a while: whether their strategies are few enough for the exact vector scan. */
+  private readonly smallUsers = new SmallOwners(async (userId) => (await this.db.read<{ n: number }>(COUNT_USER_STRATEGIES, { userId }, TAG('countUserStrategies')))[0]?.n ?? 0);
+
   constructor(private readonly db: CypherRunner) {}
 
   recordInvocation(scope: AccessScope, inv: NewInvocation): Promise<RecordInvocationResult> {
@@ -261,6 +267,7 @@ export class Neo4jProceduralStore implements ProceduralStore {
       limit,
       (k) => this.db.read<{ strategy: StrategyRow; score: number }>(VECTOR_STRATEGIES, { k, embedding, userId, channels, limit }, TAG('vectorSearchStrategies')),
       () => this.db.read<{ strategy: StrategyRow; score: number }>(VECTOR_STRATEGIES_EXACT, { embedding, userId, channels, limit }, TAG('vectorSearchStrategiesExact')),
+      { sizes: this.smallUsers, userId },
     );
     return found.map((r) => ({ strategy: toStrategy(r.strategy), score: r.score }));
   }

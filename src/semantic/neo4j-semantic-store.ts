@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ManagedTransaction } from 'neo4j-driver';
 import { NotFoundError, UserBeingErasedError, ValidationError } from '../errors';
 import { indexOrFallback, type CypherRunner } from '../infra/neo4j';
+import { SmallOwners } from '../infra/small-owners';
 import type { TurnFilters } from '../episodic/contract';
 import { TURN_MATCHES_FILTERS, turnFilterParams } from '../episodic/neo4j-episodic-store';
 import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
@@ -279,6 +280,9 @@ RETURN ${REL} AS rel ORDER BY r.valid_from, r.created_at LIMIT toInteger($limit)
 // $userId, $entityId -> {n}: whether the entity (live or deleted) is the user's
 const ENTITY_EXISTS = `MATCH (e:Entity {id: $entityId}) WHERE e.user_id = $userId RETURN count(e) AS n`;
 
+// $userId -> {n}: the user's facts, and their entities (user_id index seeks)
+const COUNT_USER_FACTS = `MATCH (f:Fact) WHERE f.user_id = $userId RETURN count(f) AS n`;
+const COUNT_USER_ENTITIES = `MATCH (e:Entity) WHERE e.user_id = $userId RETURN count(e) AS n`;
 // $k, $embedding, $userId, $channels, $connections, $includeInactive, $minConfidence, $limit -> {fact, score}
 const VECTOR_FACTS = `
 CALL db.index.vector.queryNodes('fact_embeddings', toInteger($k), $embedding) YIELD node AS f, score
@@ -414,7 +418,15 @@ function missing(wanted: readonly string[], found: readonly string[]): string[] 
 }
 
 export class Neo4jSemanticStore implements SemanticStore {
+  /** Per user, for a while: whether their facts, and their entities, are few enough for the exact vector scan. */
+  private readonly smallFacts = new SmallOwners((userId) => this.countOf(COUNT_USER_FACTS, userId, 'countUserFacts'));
+  private readonly smallEntities = new SmallOwners((userId) => this.countOf(COUNT_USER_ENTITIES, userId, 'countUserEntities'));
+
   constructor(private readonly db: CypherRunner) {}
+
+  private async countOf(query: string, userId: string, op: string): Promise<number> {
+    return (await this.db.read<{ n: number }>(query, { userId }, TAG(op)))[0]?.n ?? 0;
+  }
 
   // ------------------------------------------------------------------- entities
 
@@ -809,6 +821,7 @@ export class Neo4jSemanticStore implements SemanticStore {
       q.limit,
       (k) => this.db.read<{ fact: FactRow; score: number }>(VECTOR_FACTS, { ...params, k }, TAG('vectorSearchFacts')),
       () => this.db.read<{ fact: FactRow; score: number }>(VECTOR_FACTS_EXACT, params, TAG('vectorSearchFactsExact')),
+      { sizes: this.smallFacts, userId: scope.userId },
     );
     return found.map((r) => ({ fact: toFact(r.fact), score: r.score }));
   }
@@ -819,6 +832,7 @@ export class Neo4jSemanticStore implements SemanticStore {
       q.limit,
       (k) => this.db.read<{ entity: EntityRow; score: number }>(VECTOR_ENTITIES, { ...params, k }, TAG('vectorSearchEntities')),
       () => this.db.read<{ entity: EntityRow; score: number }>(VECTOR_ENTITIES_EXACT, params, TAG('vectorSearchEntitiesExact')),
+      { sizes: this.smallEntities, userId: scope.userId },
     );
     return found.map((r) => ({ entity: toEntity(r.entity), score: r.score }));
   }

@@ -2,6 +2,8 @@ import { createMnemograph, type Mnemograph } from '../../src/container';
 import { NotFoundError, ValidationError } from '../../src/errors';
 import { scopeKey } from '../../src/access';
 import { Neo4jProceduralStore } from '../../src/procedural';
+import { Neo4jSemanticStore } from '../../src/semantic';
+import type { CypherRunner } from '../../src/infra/neo4j';
 import { NEO4J_BACKFILLS } from '../../src/migrate/backfills';
 import { eventually, testConfig, uid } from '../support/stack';
 import { userScope } from '../../src/access';
@@ -223,6 +225,41 @@ describe('vector search', () => {
     const entities = await m.memory.vectorSearchEntities({ userId: alice, query: 'pet dog', topK: 1 });
     expect(entities.map((e) => [e.entity.name, e.entity.userId])).toEqual([['Biscuit', alice]]);
     expect(await m.memory.vectorSearchEntities({ userId: alice, query: 'pet dog', types: ['tool'], topK: 5 })).toHaveLength(1);
+  });
+
+  it("scans a small user's facts, entities and strategies exactly after one short index answer, with the same results", async () => {
+    const userId = uid('small');
+    await m.memory.storeFact({ userId, claim: 'The user is training for the Berlin marathon in September' });
+    await m.memory.storeFact({ userId, claim: 'The user prefers dark roast coffee' });
+    await m.memory.upsertEntity({ userId, name: 'Biscuit', type: 'animal', description: 'golden retriever dog' });
+    await m.memory.learnStrategy({ userId, channel: '_global', description: 'plan a long run', contextPattern: 'marathon training', toolSequence: ['calendar'], success: true });
+    const ops: string[] = [];
+    const recording: CypherRunner = {
+      read: (cypher, params, t) => (ops.push(t.op), m.neo4j.read(cypher, params, t)),
+      write: (cypher, params, t) => m.neo4j.write(cypher, params, t),
+      writeTx: (work, t) => m.neo4j.writeTx(work, t),
+    };
+    const semantic = new Neo4jSemanticStore(recording);
+    const procedural = new Neo4jProceduralStore(recording);
+    const [embedding] = await m.embedder.embed(['What race is the user running?'], { input: 'query' });
+    const scope = userScope(userId);
+    const found: string[][] = [];
+    for (let round = 0; round < 2; round++) {
+      found.push([
+        ...(await semantic.vectorSearchFacts(scope, embedding!, { limit: 10 })).map((r) => r.fact.claim),
+        ...(await semantic.vectorSearchEntities(scope, embedding!, { limit: 10 })).map((r) => r.entity.name),
+        ...(await procedural.vectorSearchStrategies(scope, embedding!, 10)).map((r) => r.strategy.description),
+      ]);
+    }
+    expect(found[0]).toEqual(found[1]);
+    expect(found[0]).toHaveLength(4);
+    expect(found[0]![0]).toMatch(/marathon/);
+    expect(ops).toEqual([
+      ...['vectorSearchFacts', 'countUserFacts', 'vectorSearchFactsExact'],
+      ...['vectorSearchEntities', 'countUserEntities', 'vectorSearchEntitiesExact'],
+      ...['vectorSearchStrategies', 'countUserStrategies', 'vectorSearchStrategiesExact'],
+      ...['vectorSearchFactsExact', 'vectorSearchEntitiesExact', 'vectorSearchStrategiesExact'],
+    ]);
   });
 });
 
