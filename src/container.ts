@@ -230,6 +230,10 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     embeddingMode: config.embedding.mode,
     gate,
     recall,
+    rehearsalGraph: {
+      holds: async (userId) => Object.keys((await graph.nodeCounts([userId])).get(userId) ?? {}).length > 0,
+      erase: (userId) => graph.erase(userId, { userId, nodesDeleted: 0, rowsDeleted: {}, redisKeysDeleted: 0, auditRowsRedacted: 0 }),
+    },
     semantic: semanticStore,
     procedural: proceduralStore,
     toolLog,

@@ -8,8 +8,9 @@ export interface WarmUpReport {
   failed: Record<string, string>;
 }
 
-// A user id no tenant can hold (namespaced ids always contain a dot): recall over nothing.
-const NOBODY = 'warm-up';
+// A user id no tenant can hold (namespaced ids always contain a dot), as long as a tenant's
+// user ids (Neo4j plans per size class of a string parameter: 1-10, 11-100 characters...).
+const NOBODY = 'mnemograph-warm-up';
 /** Concurrent embed calls: at least the local embedder's thread count (2 by default). */
 const EMBED_CALLS = 4;
 const WARM_UP_QUERIES = [
@@ -23,7 +24,8 @@ const WARM_UP_QUERIES = [
  * Makes the first request after start as fast as the next ones: loads the embedding model
  * in every worker thread (concurrent interactive embeds), opens connections in the Neo4j and
  * PostgreSQL pools (parallel trivial queries) and has Neo4j plan storeTurn's statements (a
- * write rolled back) and recall's queries (remember over a user with no memory). The API's
+ * write rolled back) and recall's queries (remember over a user with no memory, then over a
+ * made-up memory that is erased again: `rehearseRecall`). The API's
  * /readyz answers 503 (`warming`) until it finished. Never throws: a part that fails is
  * reported and the service starts colder.
  */
@@ -56,5 +58,8 @@ export async function warmUp(m: Mnemograph, connections = 4): Promise<WarmUpRepo
   await part('recall', async () => {
     for (const query of WARM_UP_QUERIES) await m.memory.remember({ userId: NOBODY, query, topK: 5 });
   });
+  // Recall over a made-up memory (written, recalled, erased): every source and the
+  // hydration run over rows, which plans what the first real recall would otherwise plan.
+  await part('recall_over_memory', () => m.memory.rehearseRecall(NOBODY));
   return { ms: Math.round(performance.now() - t0), parts, failed };
 }

@@ -89,6 +89,8 @@ export interface AgentMemoryDeps {
   learnedInfo?: LearnedInfoStore;
   /** One counter per memory tier (src/tiers); the shared tier's is added by the pools module. */
   tierCounters?: TierCounter[];
+  /** Whether a user holds any node in Neo4j, and the deletion of all of them (the user graph's, nothing else): warm-up's rehearsal of recall. */
+  rehearsalGraph?: { holds(userId: string): Promise<boolean>; erase(userId: string): Promise<void> };
   /** Browsing and curation (src/browse): the episodic and semantic stores' listing and deletion operations. */
   conversations?: ConversationBrowser;
   curation?: KnowledgeCuration;
@@ -165,6 +167,65 @@ export class AgentMemory {
       return;
     }
     throw new Error('the rehearsal of storeTurn committed');
+  }
+
+  /**
+   * Recall over a made-up memory of `userId` (an internal user no tenant can hold): twelve
+   * turns of two speakers, two entities, a fact about each, a strategy and a goal, written by
+   * the stores (Neo4j only: no turn-log row, no audit row, no Redis key), recalled without
+   * audit or reinforcement, then erased. A recall over no memory never reaches the sources,
+   * the hydration or the entity expansion, so the first real recall planned them (466 ms for a
+   * user with knowledge, against 36-42 ms once another user's recall had run). Neo4j caches a
+   * plan per statement and per size class of each string and list parameter (1-10, 11-100,
+   * ... characters or elements), so the made-up memory is as large as a user's head of recall
+   * (over ten turns to hydrate) and `userId` should be as long as a tenant's user id (11-100
+   * characters). Refuses, changing nothing, when the user already holds anything in Neo4j.
+   * Returns what was recalled, per kind. The API's warm-up (src/api/warm-up.ts).
+   */
+  async rehearseRecall(userId: string): Promise<Record<'turns' | 'facts' | 'entities' | 'strategies' | 'goals', number>> {
+    const { recall, rehearsalGraph: graph } = this.d;
+    if (!recall.rehearse || !graph) return { turns: 0, facts: 0, entities: 0, strategies: 0, goals: 0 };
+    if (await graph.holds(userId)) throw new ValidationError(`the rehearsal's user ${userId} holds memory in Neo4j; it is left alone and recall is not rehearsed`);
+    const said = (i: number) => `${i % 2 ? 'Melanie' : 'Caroline'} painted a sunrise over the lake after the trip to Lisbon, day ${i + 1}`;
+    const [embedding] = await this.d.embedder.embed([said(0)], { priority: 'interactive' });
+    const scope = this.scope(userId, {});
+    try {
+      const turns = Array.from({ length: 12 }, (_, i) =>
+        prepareTurn(
+          parseInput(TurnInputSchema, { userId, conversationId: userId, role: i % 2 ? 'assistant' : 'user', content: said(i), metadata: { speaker: i % 2 ? 'Melanie' : 'Caroline' } }, 'turn'),
+        ),
+      );
+      const stored = await this.d.episodic.storeTurns(turns.map((t) => ({ ...t, embedding })));
+      for (const [i, name] of ['Caroline', 'Melanie'].entries()) {
+        const { entity } = await this.d.semantic.upsertEntity(scope, { name, type: 'person', aliases: [], description: 'a painter', embedding }, { embeddingThreshold: 1 });
+        await this.d.semantic.storeFact(scope, {
+          claim: said(i),
+          confidence: 0.9,
+          source: 'rehearsal',
+          sourceTurnIds: [stored[i]!.turn.id],
+          temporal: 'current',
+          validFrom: new Date().toISOString(),
+          aboutEntityIds: [entity.id],
+          supersedes: [],
+          contradicts: [],
+          needsReview: false,
+          embedding,
+        });
+      }
+      await this.d.procedural.learnStrategy(scope, {
+        id: `${userId}-strategy`,
+        description: 'Ask what Caroline painted',
+        contextPattern: 'painting after a trip',
+        toolSequence: ['recall'],
+        success: true,
+        embedding,
+      });
+      await this.d.goals.addGoal(scope, { id: `${userId}-goal`, description: 'Find what Caroline painted after the trip', priority: 5, blockedBy: [], embedding });
+      const b = await recall.rehearse(parseInput(RecallQuerySchema, { userId, query: 'What did Caroline paint after the trip?' }, 'recall query'), scope);
+      return { turns: b.turns.length, facts: b.facts.length, entities: b.entities.length, strategies: b.strategies.length, goals: b.goals.length };
+    } finally {
+      await graph.erase(userId);
+    }
   }
 
   /** Between two slices of bulk work: the event loop's turn, then interactive calls under way finish first (at most IMPORT_YIELD_MS). */

@@ -123,6 +123,8 @@ export interface RecallEngine {
    * throws for a failing optional source or signal: it is listed in `degraded`.
    */
   recall(q: ParsedRecallQuery, scope?: AccessScope): Promise<MemoryBundle>;
+  /** Answers as `recall` does, without the audit row and the reinforcement (warm-up's rehearsal). */
+  rehearse?(q: ParsedRecallQuery, scope: AccessScope): Promise<MemoryBundle>;
 }
 
 /** Source weights (seed 003): how much each kind counts when sources are ranked together. */

@@ -76,6 +76,17 @@ export class HybridRecallEngine implements RecallEngine {
   }
 
   async recall(q: ParsedRecallQuery, scope: AccessScope = userScope(q.userId, { channels: q.channels })): Promise<MemoryBundle> {
+    const bundle = await this.answer(q, scope);
+    this.afterRecall(q, bundle);
+    return bundle;
+  }
+
+  /** The recall without its audit row and reinforcement (warm-up's rehearsal, AgentMemory.rehearseRecall). */
+  rehearse(q: ParsedRecallQuery, scope: AccessScope): Promise<MemoryBundle> {
+    return this.answer(q, scope);
+  }
+
+  private async answer(q: ParsedRecallQuery, scope: AccessScope): Promise<MemoryBundle> {
     const t0 = performance.now();
     const s = this.d.settings;
     const tech = { ...s.techniques, ...stripUndefined(q.techniques ?? {}) };
@@ -221,7 +232,6 @@ export class HybridRecallEngine implements RecallEngine {
       timings,
     };
     timings.total = round(performance.now() - t0);
-    this.afterRecall(q, bundle);
     return bundle;
   }
 

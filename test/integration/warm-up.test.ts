@@ -73,3 +73,56 @@ it('warm-up rehearses storeTurn in a transaction that is rolled back: Neo4j and 
     await m.close();
   }
 });
+
+it('warm-up recalls over a made-up memory, every source over rows, then erases it: nothing stays in Neo4j, PostgreSQL or the audit log', async () => {
+  const m = await createMnemograph(testConfig({ LOG_LEVEL: 'silent', AUDIT_LEVEL: 'reads' }), { backgroundEmbedding: false });
+  try {
+    const userId = uid('nobody');
+    const ops: string[] = [];
+    const read = m.neo4j.read.bind(m.neo4j);
+    const spy = jest.spyOn(m.neo4j, 'read').mockImplementation((cypher, params, tag) => (ops.push(tag.op), read(cypher, params, tag)));
+    let recalled: Awaited<ReturnType<typeof m.memory.rehearseRecall>>;
+    try {
+      // What a recall over this user (no memory) reaches: no source, no hydration.
+      await m.memory.remember({ userId, query: 'What did the user paint after the trip?' });
+      expect(ops.includes('getTurnsByIds')).toBe(false);
+      expect(ops.some((op) => /Facts|Entities|Strategies|Goals/.test(op))).toBe(false);
+      ops.length = 0;
+      recalled = await m.memory.rehearseRecall(userId);
+    } finally {
+      spy.mockRestore();
+    }
+    // The rehearsal's recall found its made-up memory: each of these statements ran over rows.
+    expect(recalled).toMatchObject({ strategies: 1, goals: 1 });
+    expect(Math.min(recalled.turns, recalled.facts, recalled.entities)).toBeGreaterThan(0);
+    expect(ops).toEqual(expect.arrayContaining(['getTurnsByIds', 'fullTextSearchFacts', 'fullTextSearchEntities', 'fullTextSearchStrategies', 'similarActiveGoals', 'expandEntities']));
+    // Nothing stays: no node of the user, no turn-log row, no audit row beyond the remember above.
+    const [row] = await m.neo4j.read<{ n: number }>(
+      'OPTIONAL MATCH (x) WHERE x.user_id = $userId OR ((x:User OR x:Conversation) AND x.id = $userId) RETURN count(x) AS n',
+      { userId },
+      { subsystem: 'test', op: 'warmUp' },
+    );
+    expect(row?.n).toBe(0);
+    expect((await m.pg.primary.query('SELECT count(*)::int AS n FROM conversation_logs WHERE user_id = $1', [userId])).rows[0].n).toBe(0);
+    await m.audit.flush();
+    const rows = await m.pg.primary.query('SELECT operation FROM memory_audit_log WHERE user_id = $1', [userId]);
+    expect(rows.rows.map((r: { operation: string }) => r.operation)).toEqual(['remember']);
+    // A second rehearsal finds the same (the first left nothing that would make it a repeat).
+    expect(await m.memory.rehearseRecall(userId)).toEqual(recalled);
+  } finally {
+    await m.close();
+  }
+});
+
+it('refuses to rehearse recall over a user who holds memory, and leaves it alone', async () => {
+  const m = await createMnemograph(testConfig({ LOG_LEVEL: 'silent' }), { backgroundEmbedding: false });
+  try {
+    const userId = uid('someone');
+    await m.memory.storeFact({ userId, claim: 'The user keeps bees on the roof' });
+    await expect(m.memory.rehearseRecall(userId)).rejects.toThrow(/holds memory in Neo4j/);
+    const [row] = await m.neo4j.read<{ n: number }>('MATCH (f:Fact) WHERE f.user_id = $userId RETURN count(f) AS n', { userId }, { subsystem: 'test', op: 'warmUp' });
+    expect(row?.n).toBe(1);
+  } finally {
+    await m.close();
+  }
+});
