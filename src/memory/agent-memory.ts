@@ -221,7 +221,15 @@ export class AgentMemory {
         embedding,
       });
       await this.d.goals.addGoal(scope, { id: `${userId}-goal`, description: 'Find what Caroline painted after the trip', priority: 5, blockedBy: [], embedding });
-      const b = await recall.rehearse(parseInput(RecallQuerySchema, { userId, query: 'What did Caroline paint after the trip?' }, 'recall query'), scope);
+      const ask = (query: string, channels?: string[]) => {
+        const q = parseInput(RecallQuerySchema, { userId, query, channels }, 'recall query');
+        return recall.rehearse!(q, this.scope(userId, { channels: q.channels }));
+      };
+      const b = await ask('What did Caroline paint after the trip?');
+      // The size classes of two other common requests: a project's channel with _global, and
+      // a long question (its Lucene query passes 100 characters).
+      await ask('What did Caroline paint after the trip?', ['project']);
+      await ask('What did Caroline paint after her trip to Lisbon with her friends, and what did Melanie say about the colours of that sunrise over the lake?');
       return { turns: b.turns.length, facts: b.facts.length, entities: b.entities.length, strategies: b.strategies.length, goals: b.goals.length };
     } finally {
       await graph.erase(userId);
