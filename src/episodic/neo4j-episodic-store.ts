@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ManagedTransaction } from 'neo4j-driver';
 import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
-import { MAX_OVERFETCH, indexOrFallback, type CypherRunner } from '../infra/neo4j';
-import { SmallOwners } from '../infra/small-owners';
+import { MAX_OVERFETCH, type CypherRunner } from '../infra/neo4j';
+import { indexOrFallback, SmallOwners } from '../infra/vector-scan';
 import { forEachSlice } from '../infra/slices';
 import { ValidationError } from '../errors';
 import { scopeKey, turnId, type AccessScope } from '../access';
@@ -246,7 +246,7 @@ export class Neo4jEpisodicStore implements EpisodicStore {
     private readonly db: CypherRunner,
     opts: { scanMaxTurns?: number } = {},
   ) {
-    this.smallUsers = new SmallOwners(async (userId) => (await db.read<{ n: number }>(COUNT_USER_TURNS, { userId }, TAG('countUserTurns')))[0]?.n ?? 0, opts.scanMaxTurns);
+    this.smallUsers = SmallOwners.counted(db, COUNT_USER_TURNS, TAG('countUserTurns'), opts.scanMaxTurns);
   }
 
   storeTurn(turn: NewTurn): Promise<StoreTurnResult> {

@@ -1,6 +1,5 @@
 import neo4j, { isRetryableError, ManagedTransaction, type Driver, type RecordShape, type Session } from 'neo4j-driver';
 import { MnemographError, StoreUnavailableError, ValidationError, SchemaError, errorMessage } from '../errors';
-import type { SmallOwners } from './small-owners';
 
 /** Who runs a query: recorded as transaction metadata, visible in `SHOW TRANSACTIONS` and query logs. */
 export interface QueryTag {
@@ -244,23 +243,3 @@ export async function waitForNeo4j(driver: Driver, ctx: { uri: string; database:
 
 /** The most rows asked of an index that cannot filter before giving up on more. */
 export const MAX_OVERFETCH = 5_000;
-
-/**
- * One filtered index query (k = 4 × limit, 100 to 2,000); when fewer than `limit` rows
- * survive the filter, the caller's nodes are a small share of the index, and `fallback`
- * answers instead: an exact query over the caller's own nodes. Two round trips at most
- * (widening k step by step would cost up to four, each slower than the last, for a user
- * who has few nodes at all). For vector indexes, which cannot require an owner inside the
- * index as the full-text ones do (infra/fulltext-scope). With `owner`, an owner known to be
- * small goes to the exact query at once (one round trip), and one whose index answer fell
- * short is counted for the next time.
- */
-export async function indexOrFallback<T>(limit: number, index: (k: number) => Promise<T[]>, fallback: () => Promise<T[]>, owner?: { sizes: SmallOwners; userId: string }): Promise<T[]> {
-  if (owner?.sizes.known(owner.userId) === true) return fallback();
-  const found = await index(Math.min(Math.max(limit * 4, 100), 2_000));
-  if (found.length >= limit) return found;
-  // Counted beside the exact query; a failed count only leaves the owner unknown.
-  const learning = owner && owner.sizes.known(owner.userId) === undefined ? owner.sizes.learn(owner.userId).catch(() => undefined) : undefined;
-  const [rows] = await Promise.all([fallback(), learning]);
-  return rows;
-}

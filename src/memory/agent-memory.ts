@@ -184,7 +184,8 @@ export class AgentMemory {
    */
   async rehearseRecall(userId: string): Promise<Record<'turns' | 'facts' | 'entities' | 'strategies' | 'goals', number>> {
     const { recall, rehearsalGraph: graph } = this.d;
-    if (!recall.rehearse || !graph) return { turns: 0, facts: 0, entities: 0, strategies: 0, goals: 0 };
+    const rehearse = recall.rehearse?.bind(recall);
+    if (!rehearse || !graph) return { turns: 0, facts: 0, entities: 0, strategies: 0, goals: 0 };
     if (await graph.holds(userId)) throw new ValidationError(`the rehearsal's user ${userId} holds memory in Neo4j; it is left alone and recall is not rehearsed`);
     const said = (i: number) => `${i % 2 ? 'Melanie' : 'Caroline'} painted a sunrise over the lake after the trip to Lisbon, day ${i + 1}`;
     const [embedding] = await this.d.embedder.embed([said(0)], { priority: 'interactive' });
@@ -223,7 +224,7 @@ export class AgentMemory {
       await this.d.goals.addGoal(scope, { id: `${userId}-goal`, description: 'Find what Caroline painted after the trip', priority: 5, blockedBy: [], embedding });
       const ask = (query: string, channels?: string[]) => {
         const q = parseInput(RecallQuerySchema, { userId, query, channels }, 'recall query');
-        return recall.rehearse!(q, this.scope(userId, { channels: q.channels }));
+        return rehearse(q, this.scope(userId, { channels: q.channels }));
       };
       const b = await ask('What did Caroline paint after the trip?');
       // The size classes of two other common requests: a project's channel with _global, and

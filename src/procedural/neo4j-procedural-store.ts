@@ -2,8 +2,8 @@ import type { ManagedTransaction } from 'neo4j-driver';
 import { NotFoundError, ValidationError } from '../errors';
 import { writeKey, type AccessScope } from '../access';
 import { luceneQuery, scopedFulltextK, scopedLuceneQuery } from '../infra/fulltext-scope';
-import { indexOrFallback, type CypherRunner } from '../infra/neo4j';
-import { SmallOwners } from '../infra/small-owners';
+import type { CypherRunner } from '../infra/neo4j';
+import { indexOrFallback, SmallOwners } from '../infra/vector-scan';
 import type { TurnFilters } from '../episodic/contract';
 import { TURN_MATCHES_FILTERS, turnFilterParams } from '../episodic/neo4j-episodic-store';
 import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
@@ -174,9 +174,11 @@ async function rows<T>(tx: ManagedTransaction, cypher: string, params: Record<st
 
 export class Neo4jProceduralStore implements ProceduralStore {
   /** Per user, for a while: whether their strategies are few enough for the exact vector scan. */
-  private readonly smallUsers = new SmallOwners(async (userId) => (await this.db.read<{ n: number }>(COUNT_USER_STRATEGIES, { userId }, TAG('countUserStrategies')))[0]?.n ?? 0);
+  private readonly smallUsers: SmallOwners;
 
-  constructor(private readonly db: CypherRunner) {}
+  constructor(private readonly db: CypherRunner) {
+    this.smallUsers = SmallOwners.counted(db, COUNT_USER_STRATEGIES, TAG('countUserStrategies'));
+  }
 
   recordInvocation(scope: AccessScope, inv: NewInvocation): Promise<RecordInvocationResult> {
     const { userId, channel } = scope;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ManagedTransaction } from 'neo4j-driver';
 import { NotFoundError, UserBeingErasedError, ValidationError } from '../errors';
-import { indexOrFallback, type CypherRunner } from '../infra/neo4j';
-import { SmallOwners } from '../infra/small-owners';
+import type { CypherRunner } from '../infra/neo4j';
+import { indexOrFallback, SmallOwners } from '../infra/vector-scan';
 import type { TurnFilters } from '../episodic/contract';
 import { TURN_MATCHES_FILTERS, turnFilterParams } from '../episodic/neo4j-episodic-store';
 import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
@@ -419,13 +419,12 @@ function missing(wanted: readonly string[], found: readonly string[]): string[] 
 
 export class Neo4jSemanticStore implements SemanticStore {
   /** Per user, for a while: whether their facts, and their entities, are few enough for the exact vector scan. */
-  private readonly smallFacts = new SmallOwners((userId) => this.countOf(COUNT_USER_FACTS, userId, 'countUserFacts'));
-  private readonly smallEntities = new SmallOwners((userId) => this.countOf(COUNT_USER_ENTITIES, userId, 'countUserEntities'));
+  private readonly smallFacts: SmallOwners;
+  private readonly smallEntities: SmallOwners;
 
-  constructor(private readonly db: CypherRunner) {}
-
-  private async countOf(query: string, userId: string, op: string): Promise<number> {
-    return (await this.db.read<{ n: number }>(query, { userId }, TAG(op)))[0]?.n ?? 0;
+  constructor(private readonly db: CypherRunner) {
+    this.smallFacts = SmallOwners.counted(db, COUNT_USER_FACTS, TAG('countUserFacts'));
+    this.smallEntities = SmallOwners.counted(db, COUNT_USER_ENTITIES, TAG('countUserEntities'));
   }
 
   // ------------------------------------------------------------------- entities

@@ -1,3 +1,5 @@
+import type { CypherRunner, QueryTag } from './neo4j';
+
 /** A bounded map whose entries expire; the oldest entry goes first when full. */
 class ExpiringMap<V> {
   private readonly entries = new Map<string, { value: V; until: number }>();
@@ -37,6 +39,11 @@ export class SmallOwners {
     private readonly maxNodes = SCAN_MAX_NODES,
   ) {}
 
+  /** Owners counted by the owning store's statement `$userId -> {n}`. */
+  static counted(db: Pick<CypherRunner, 'read'>, cypher: string, tag: QueryTag, maxNodes?: number): SmallOwners {
+    return new SmallOwners(async (userId) => (await db.read<{ n: number }>(cypher, { userId }, tag))[0]?.n ?? 0, maxNodes);
+  }
+
   /** What is remembered of the owner: small, not small, or unknown (undefined). */
   known(userId: string): boolean | undefined {
     return this.memo.get(userId);
@@ -48,4 +55,24 @@ export class SmallOwners {
     this.memo.set(userId, small, Date.now() + MEMO_MS);
     return small;
   }
+}
+
+/**
+ * One filtered index query (k = 4 × limit, 100 to 2,000); when fewer than `limit` rows
+ * survive the filter, the caller's nodes are a small share of the index, and `fallback`
+ * answers instead: an exact query over the caller's own nodes. Two round trips at most
+ * (widening k step by step would cost up to four, each slower than the last, for a user
+ * who has few nodes at all). For vector indexes, which cannot require an owner inside the
+ * index as the full-text ones do (infra/fulltext-scope). With `owner`, an owner known to be
+ * small goes to the exact query at once (one round trip), and one whose index answer fell
+ * short is counted for the next time.
+ */
+export async function indexOrFallback<T>(limit: number, index: (k: number) => Promise<T[]>, fallback: () => Promise<T[]>, owner?: { sizes: SmallOwners; userId: string }): Promise<T[]> {
+  if (owner?.sizes.known(owner.userId) === true) return fallback();
+  const found = await index(Math.min(Math.max(limit * 4, 100), 2_000));
+  if (found.length >= limit) return found;
+  // Counted beside the exact query; a failed count only leaves the owner unknown.
+  const learning = owner && owner.sizes.known(owner.userId) === undefined ? owner.sizes.learn(owner.userId).catch(() => undefined) : undefined;
+  const [rows] = await Promise.all([fallback(), learning]);
+  return rows;
 }

@@ -1,5 +1,4 @@
-import { indexOrFallback } from '../../src/infra/neo4j';
-import { SmallOwners } from '../../src/infra/small-owners';
+import { indexOrFallback, SmallOwners } from '../../src/infra/vector-scan';
 
 /** A vector search as the stores run it: the index returns `fromIndex` rows, the exact scan `exact`. */
 function search(sizes: SmallOwners, fromIndex: number, exact = 3) {
