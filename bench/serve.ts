@@ -114,6 +114,9 @@ async function main(): Promise<void> {
       const said = conversation.sessions.flatMap((session) => session.turns);
       const store: number[] = [];
       const recall: number[] = [];
+      // Stage timings (the recall bundle's, summed in /metrics) of the first calls.
+      const stages: Array<Record<string, number>> = [];
+      let sums = await recallStageSums(base);
       for (let i = 0; i < Number(opts.firstCalls); i++) {
         let s = performance.now();
         await api.expect(201, 'POST', '/v1/turns', { userId, conversationId, role: 'user', content: `A new thought, number ${i}: ${said[i % said.length]!.content}` });
@@ -121,6 +124,13 @@ async function main(): Promise<void> {
         s = performance.now();
         await api.expect(200, 'POST', '/v1/recall/context', { userId, query: questions[i % questions.length], topK: 10 });
         recall.push(performance.now() - s);
+        if (i < 3) {
+          const now = await recallStageSums(base);
+          const took: Record<string, number> = {};
+          for (const [stage, seconds] of Object.entries(now)) if (seconds > (sums[stage] ?? 0)) took[stage] = Math.round((seconds - (sums[stage] ?? 0)) * 10_000) / 10;
+          stages.push(took);
+          sums = now;
+        }
       }
       const round = (x: number) => Math.round(x * 10) / 10;
       result.cold_start = {
@@ -129,6 +139,7 @@ async function main(): Promise<void> {
         ready_after_ms: srv.readyAfterMs,
         first_store_turn_ms: round(store[0]!),
         first_recall_context_ms: round(recall[0]!),
+        first_recalls_stages_ms: stages,
         next_store_turn_ms: percentiles(store.slice(1)),
         next_recall_context_ms: percentiles(recall.slice(1)),
         budgets_ms: { first_request: 100, store_turn_p95: 25, recall_p95: 50 },
@@ -284,6 +295,14 @@ function readStat(pid: number): { comm: string; ticks: number } | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Per stage, the seconds recalls have taken so far (the server's mnemograph_recall_stage_seconds sums). */
+async function recallStageSums(base: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const sums: Record<string, number> = {};
+  for (const m of text.matchAll(/^mnemograph_recall_stage_seconds_sum\{stage="([^"]+)"\} (\S+)$/gm)) sums[m[1]!] = Number(m[2]);
+  return sums;
 }
 
 function sleep(ms: number): Promise<void> {

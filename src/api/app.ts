@@ -201,7 +201,16 @@ function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, fence: User
       const unregister = async () => {
         for (const u of userIds) await tenants.unregisterUser(principal.tenantId, u);
       };
-      const result = await r.handler(internal, { ...ctx, memory, external: (v) => ns.mapOut(v), unregister, tenantId: principal.tenantId, principal, tenants });
+      const result = await r.handler(internal, {
+        ...ctx,
+        memory,
+        external: (v) => ns.mapOut(v),
+        unregister,
+        tenantId: principal.tenantId,
+        principal,
+        tenants,
+        recalled: (bundle) => metrics.observeRecall(bundle),
+      });
       if (r.access === 'claim') await tenants.registerUsers(principal.tenantId, userIds, pass?.epochs);
       if (isStreamed(r)) {
         await sendStream(res, r.status, result as StreamBody);
@@ -210,7 +219,6 @@ function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, fence: User
       }
       outcome = 'ok';
       if (r.id === 'getContextValue') metrics.workingLookups.inc({ result: 'hit' });
-      if (r.id === 'remember') metrics.observeRecall(result);
       res.status(r.status).json(ns.mapOut(result));
     } catch (err) {
       if (r.id === 'getContextValue' && (err as { code?: string }).code === 'NOT_FOUND') metrics.workingLookups.inc({ result: 'miss' });

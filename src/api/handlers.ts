@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { AuditReader } from '../audit/contract';
 import { MnemographError } from '../errors';
 import type { AgentMemory } from '../memory/agent-memory';
+import type { MemoryBundle } from '../retrieval';
 import type { OpsReader } from '../ops/ops-reader';
 import type { Principal } from '../tenancy/contract';
 import type { PgTenantStore } from '../tenancy/pg-tenant-store';
@@ -33,6 +34,8 @@ export interface RequestContext extends RouteContext {
   principal: Principal;
   /** The tenant registry (the tenant's users, for tenant-wide listings). */
   tenants: Pick<PgTenantStore, 'listUsersAfter'>;
+  /** Reports a recall's answer to the metrics (its stage timings, what each technique contributed). */
+  recalled: (bundle: MemoryBundle) => void;
 }
 
 /**

@@ -5,11 +5,17 @@ import type { KNOWLEDGE_ROUTE_DEFS } from './knowledge-route-defs';
 /* The handlers of knowledge-route-defs.ts: each binds its definition to the facade. */
 
 export const KNOWLEDGE_HANDLERS = {
-  remember: (input, { memory }) => memory.remember(input),
-  recallContext: async ({ tokenBudget, ...query }, { memory, external }) => ({
+  remember: async (input, { memory, recalled }) => {
+    const bundle = await memory.remember(input);
+    recalled(bundle);
+    return bundle;
+  },
+  recallContext: async ({ tokenBudget, ...query }, { memory, external, recalled }) => {
+    const bundle = await memory.remember(query);
+    recalled(bundle);
     // The block cites turn ids: render it with the ids the caller knows.
-    context: memory.formatContext(external(await memory.remember(query)), tokenBudget ? { tokenBudget } : {}),
-  }),
+    return { context: memory.formatContext(external(bundle), tokenBudget ? { tokenBudget } : {}) };
+  },
   upsertEntity: (input, { memory }) => memory.upsertEntity(input),
   getEntity: async ({ userId, entityId }, { memory }) => (await memory.semantic.getEntity(userId, entityId)) ?? Promise.reject(new NotFoundError('entity', entityId)),
   findEntitiesByName: async (input, { memory }) => ({ entities: await memory.semantic.findEntitiesByName(input) }),

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ConversationUpkeep, EpisodicStore } from '../episodic/contract';
 import type { Logger } from '../infra/logger';
+import type { MemoryBundle } from '../retrieval';
 import type { Neo4jGraphCensus } from '../migrate/graph-census';
 import type { JobRunLog } from '../worker/contract';
 
@@ -178,13 +179,12 @@ export class ApiMetrics {
     return this.jobs;
   }
 
-  /** Per-technique contributions and stage timings of one remember() answer. */
-  observeRecall(bundle: unknown): void {
-    const b = bundle as { turns?: Array<{ signals?: Record<string, unknown> }>; facts?: unknown[]; entities?: unknown[]; strategies?: unknown[]; goals?: unknown[]; timings?: Record<string, number> };
+  /** Per-technique contributions and stage timings of one recall's answer (remember, recall/context). */
+  observeRecall(b: MemoryBundle): void {
     const perTechnique = new Map<string, number>();
-    for (const t of b.turns ?? []) for (const k of Object.keys(t.signals ?? {})) perTechnique.set(k, (perTechnique.get(k) ?? 0) + 1);
-    for (const kind of ['facts', 'entities', 'strategies', 'goals'] as const) perTechnique.set(kind, b[kind]?.length ?? 0);
+    for (const t of b.turns) for (const k of Object.keys(t.signals)) perTechnique.set(k, (perTechnique.get(k) ?? 0) + 1);
+    for (const kind of ['facts', 'entities', 'strategies', 'goals'] as const) perTechnique.set(kind, b[kind].length);
     for (const [technique, n] of perTechnique) this.recallResults.observe({ technique }, n);
-    for (const [stage, ms] of Object.entries(b.timings ?? {})) if (typeof ms === 'number') this.recallStage.observe({ stage }, ms / 1000);
+    for (const [stage, ms] of Object.entries(b.timings)) this.recallStage.observe({ stage }, ms / 1000);
   }
 }

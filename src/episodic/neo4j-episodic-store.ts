@@ -386,7 +386,9 @@ export class Neo4jEpisodicStore implements EpisodicStore {
     }
     // Up to twice the limit: the user's turns among the index's k neighbours cost nothing more.
     const reach = { ...recallParams(scope, q), limit: q.limit * 2 };
-    let small = this.smallUsers.known(scope.userId);
+    // A small user (most are) is scanned exactly, complete and cheap: counted on their first
+    // search, since the index would find too few of their turns among other users'.
+    const small = this.smallUsers.known(scope.userId) ?? (await this.smallUsers.learn(scope.userId).catch(() => undefined));
     if (small !== true) {
       // The index's k is its search breadth and its cost (at 100k turns: k 30 ~17 ms, 60 ~21 ms,
       // 100 ~26 ms, 150 ~34 ms); twice the limit leaves room for the filter.
@@ -394,10 +396,8 @@ export class Neo4jEpisodicStore implements EpisodicStore {
       const rows = await this.db.read<TurnHit>(VECTOR_SEARCH_SCOPED, { k, embedding, ...reach }, TAG('similarTurns'));
       if (rows.length >= q.limit) return rows;
       // Too few of the user's turns among the neighbours (other users', or outside the
-      // filters). A small user is scanned exactly, complete and cheap; a larger one (whose
-      // scan would take a second at 100k turns) gets the index again, wider.
-      small ??= await this.smallUsers.learn(scope.userId);
-      if (!small) return this.db.read<TurnHit>(VECTOR_SEARCH_SCOPED, { k: Math.min(k * WIDEN, 2_000), embedding, ...reach }, TAG('similarTurns'));
+      // filters): the index again, wider (a larger user's exact scan would take a second at 100k turns).
+      return this.db.read<TurnHit>(VECTOR_SEARCH_SCOPED, { k: Math.min(k * WIDEN, 2_000), embedding, ...reach }, TAG('similarTurns'));
     }
     return this.db.read<TurnHit>(VECTOR_SCAN, { embedding, ...reach }, TAG('similarTurnsExact'));
   }

@@ -27,8 +27,8 @@ const MEMO_MAX = 10_000;
  * Per owner (a user) and for a while, whether they hold few enough nodes of one label for an
  * exact vector scan, counted by `count` when first asked. The shared vector indexes cannot
  * require an owner inside the index, so a small owner's nodes are a sliver of its neighbourhood:
- * asking the index first for them is a round trip that finds too few and is then followed by
- * the exact scan anyway (`indexOrFallback`). Remembered ten minutes (an owner who grows past
+ * asking the index for them is a round trip that finds too few and is then followed by the
+ * exact scan anyway (`indexOrFallback`). Remembered ten minutes (an owner who grows past
  * the line meanwhile is still scanned exactly: complete, only slower).
  */
 export class SmallOwners {
@@ -63,16 +63,16 @@ export class SmallOwners {
  * answers instead: an exact query over the caller's own nodes. Two round trips at most
  * (widening k step by step would cost up to four, each slower than the last, for a user
  * who has few nodes at all). For vector indexes, which cannot require an owner inside the
- * index as the full-text ones do (infra/fulltext-scope). With `owner`, an owner known to be
- * small goes to the exact query at once (one round trip), and one whose index answer fell
- * short is counted for the next time.
+ * index as the full-text ones do (infra/fulltext-scope). With `owner`, an owner not known yet
+ * is counted first (a failed count leaves them unknown), and a small one goes to the exact
+ * query without asking the index: most owners are small, and for them the index query was a
+ * round trip and a graph search that found too few.
  */
 export async function indexOrFallback<T>(limit: number, index: (k: number) => Promise<T[]>, fallback: () => Promise<T[]>, owner?: { sizes: SmallOwners; userId: string }): Promise<T[]> {
-  if (owner?.sizes.known(owner.userId) === true) return fallback();
+  if (owner) {
+    const small = owner.sizes.known(owner.userId) ?? (await owner.sizes.learn(owner.userId).catch(() => undefined));
+    if (small === true) return fallback();
+  }
   const found = await index(Math.min(Math.max(limit * 4, 100), 2_000));
-  if (found.length >= limit) return found;
-  // Counted beside the exact query; a failed count only leaves the owner unknown.
-  const learning = owner && owner.sizes.known(owner.userId) === undefined ? owner.sizes.learn(owner.userId).catch(() => undefined) : undefined;
-  const [rows] = await Promise.all([fallback(), learning]);
-  return rows;
+  return found.length >= limit ? found : fallback();
 }

@@ -176,7 +176,7 @@ describe('operations endpoints', () => {
     expect((await h.call(key, 'GET', `${u.s}/context/none`)).status).toBe(404);
     const metrics = await h.call(undefined, 'GET', '/metrics');
     expect(metrics.status).toBe(200);
-    const text = String(metrics.body);
+    let text = String(metrics.body);
     expect(text).toMatch(/mnemograph_http_request_duration_seconds_count\{method="POST",route="\/v1\/turns",status="201"\} \d+/);
     expect(text).toMatch(/mnemograph_operation_duration_seconds_count\{operation="storeTurn",outcome="ok"\} \d+/);
     expect(text).toMatch(/mnemograph_graph_nodes\{label="Turn"\} [1-9]\d*/);
@@ -184,6 +184,13 @@ describe('operations endpoints', () => {
     expect(text).toMatch(/mnemograph_embedding_backlog \d+/);
     expect(text).toMatch(/mnemograph_working_memory_lookups_total\{result="(hit|miss)"\} \d+/);
     expect(text).toMatch(/mnemograph_recall_results_count\{technique="[a-z]+"\} [1-9]/);
+    // recall/context, the block agents ask for, reports its stages as remember does.
+    const embedCount = () => Number(/^mnemograph_recall_stage_seconds_count\{stage="embed"\} (\d+)$/m.exec(text)?.[1]);
+    const before = embedCount();
+    expect(before).toBeGreaterThan(0);
+    expect((await h.call(key, 'POST', '/v1/recall/context', { userId: u.userId, query: 'Lisbon' })).status).toBe(200);
+    text = String((await h.call(undefined, 'GET', '/metrics')).body);
+    expect(embedCount()).toBe(before + 1);
     expect(text).toMatch(/mnemograph_consolidation_lag_seconds \d/);
     expect(text).toMatch(/mnemograph_consolidation_backlog \d/);
     expect(text).toMatch(/# TYPE mnemograph_job_items_total counter/);

@@ -227,7 +227,7 @@ describe('vector search', () => {
     expect(await m.memory.vectorSearchEntities({ userId: alice, query: 'pet dog', types: ['tool'], topK: 5 })).toHaveLength(1);
   });
 
-  it("scans a small user's facts, entities and strategies exactly after one short index answer, with the same results", async () => {
+  it("counts a user first and scans a small user's facts, entities and strategies exactly, without asking the index, with the same results", async () => {
     const userId = uid('small');
     await m.memory.storeFact({ userId, claim: 'The user is training for the Berlin marathon in September' });
     await m.memory.storeFact({ userId, claim: 'The user prefers dark roast coffee' });
@@ -255,9 +255,9 @@ describe('vector search', () => {
     expect(found[0]).toHaveLength(4);
     expect(found[0]![0]).toMatch(/marathon/);
     expect(ops).toEqual([
-      ...['vectorSearchFacts', 'countUserFacts', 'vectorSearchFactsExact'],
-      ...['vectorSearchEntities', 'countUserEntities', 'vectorSearchEntitiesExact'],
-      ...['vectorSearchStrategies', 'countUserStrategies', 'vectorSearchStrategiesExact'],
+      ...['countUserFacts', 'vectorSearchFactsExact'],
+      ...['countUserEntities', 'vectorSearchEntitiesExact'],
+      ...['countUserStrategies', 'vectorSearchStrategiesExact'],
       ...['vectorSearchFactsExact', 'vectorSearchEntitiesExact', 'vectorSearchStrategiesExact'],
     ]);
   });

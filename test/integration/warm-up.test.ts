@@ -3,6 +3,7 @@ import { startServer } from '../../src/api/server';
 import { testConfig, uid } from '../support/stack';
 import { freePort } from '../load/stores';
 import { warmUp } from '../../src/api/warm-up';
+import { REHEARSAL_RUNS } from '../../src/memory/agent-memory';
 
 /*
  * Issue #22, item 5: the first request after start is warm, and /readyz says 503 (`warming`)
@@ -79,8 +80,18 @@ it('warm-up recalls over a made-up memory, every source over rows, then erases i
   try {
     const userId = uid('nobody');
     const ops: string[] = [];
+    // Each statement with the size classes of its list parameters (Neo4j plans per class: 0, 1, 2-10, 11-100, ...).
+    const runs: string[] = [];
+    const sizeClass = (n: number) => (n <= 1 ? String(n) : n <= 10 ? '2-10' : n <= 100 ? '11-100' : 'more');
+    const shape = (op: string, params: Record<string, unknown>) =>
+      `${op}(${Object.entries(params)
+        .filter(([k, v]) => Array.isArray(v) && k !== 'embedding')
+        .map(([k, v]) => `${k}:${sizeClass((v as unknown[]).length)}`)
+        .join(',')})`;
     const read = m.neo4j.read.bind(m.neo4j);
-    const spy = jest.spyOn(m.neo4j, 'read').mockImplementation((cypher, params, tag) => (ops.push(tag.op), read(cypher, params, tag)));
+    const write = m.neo4j.write.bind(m.neo4j);
+    const spy = jest.spyOn(m.neo4j, 'read').mockImplementation((cypher, params, tag) => (ops.push(tag.op), runs.push(shape(tag.op, params)), read(cypher, params, tag)));
+    const writeSpy = jest.spyOn(m.neo4j, 'write').mockImplementation((cypher, params, tag) => (runs.push(shape(`${tag.subsystem}.${tag.op}`, params)), write(cypher, params, tag)));
     let recalled: Awaited<ReturnType<typeof m.memory.rehearseRecall>>;
     try {
       // What a recall over this user (no memory) reaches: no source, no hydration.
@@ -88,10 +99,23 @@ it('warm-up recalls over a made-up memory, every source over rows, then erases i
       expect(ops.includes('getTurnsByIds')).toBe(false);
       expect(ops.some((op) => /Facts|Entities|Strategies|Goals/.test(op))).toBe(false);
       ops.length = 0;
+      runs.length = 0;
       recalled = await m.memory.rehearseRecall(userId);
     } finally {
       spy.mockRestore();
+      writeSpy.mockRestore();
     }
+    // Each statement more than ten times (Neo4j compiles a plan's expressions on its tenth
+    // run), entity expansion from one matched entity and from two, and reinforcement's writes
+    // in batches of 1, 2 and 11 rows.
+    const times = (run: string) => runs.filter((r) => r === run).length;
+    // (The user's counts and the rehearsal's own bookkeeping run once.)
+    const statements = [...new Set(runs)].filter((r) => !/addAccessCounts|^count|labels|nodeCounts|^refs|erase/.test(r));
+    expect(statements).toEqual(
+      expect.arrayContaining(['getTurnsByIds(ids:11-100,channels:1)', 'expandEntities(frontier:1,channels:1)', 'expandEntities(frontier:2-10,channels:1)', 'fullTextSearchFacts(channels:2-10)']),
+    );
+    expect(statements.filter((r) => times(r) < REHEARSAL_RUNS)).toEqual([]);
+    for (const label of ['episodic', 'semantic', 'procedural', 'goals']) for (const n of ['1', '2-10', '11-100']) expect(runs).toContain(`${label}.addAccessCounts(rows:${n})`);
     // The rehearsal's recall found its made-up memory: each of these statements ran over rows.
     expect(recalled).toMatchObject({ strategies: 1, goals: 1 });
     expect(Math.min(recalled.turns, recalled.facts, recalled.entities)).toBeGreaterThan(0);

@@ -14,19 +14,19 @@ function search(sizes: SmallOwners, fromIndex: number, exact = 3) {
 }
 
 describe('indexOrFallback with SmallOwners', () => {
-  it('counts a small owner once, after the index came back short, and scans them exactly from then on', async () => {
+  it('counts an owner once, first, and scans a small one exactly without asking the index', async () => {
     const counted: string[] = [];
     const sizes = new SmallOwners(async (userId) => (counted.push(userId), 3), 2_000);
     const s = search(sizes, 3);
     expect(await s.run()).toEqual(['e0', 'e1', 'e2']);
     expect(await s.run()).toEqual(['e0', 'e1', 'e2']);
-    expect(s.calls).toEqual(['index k=100', 'exact', 'exact']);
+    expect(s.calls).toEqual(['exact', 'exact']);
     expect(counted).toEqual(['u1']);
     expect(sizes.known('u1')).toBe(true);
     expect(sizes.known('u2')).toBeUndefined();
   });
 
-  it('keeps asking the index first for an owner over the line (counted once), and takes its rows when they are enough', async () => {
+  it('asks the index first for an owner over the line (counted once), takes its rows when they are enough, else the exact scan', async () => {
     let counts = 0;
     const sizes = new SmallOwners(async () => (counts++, 5_000), 2_000);
     const short = search(sizes, 4);
@@ -39,14 +39,26 @@ describe('indexOrFallback with SmallOwners', () => {
     expect(enough.calls).toEqual(['index k=100']);
   });
 
-  it('does not count when the index answered enough, and a failed count leaves the owner unknown', async () => {
-    let counts = 0;
-    const enough = search(new SmallOwners(async () => (counts++, 1)), 10);
-    await enough.run();
-    expect(counts).toBe(0);
-    const failing = new SmallOwners(() => Promise.reject(new Error('Neo4j away')));
+  it('a failed count leaves the owner unknown and the search goes on as without a count', async () => {
+    let fail = true;
+    const failing = new SmallOwners(() => (fail ? Promise.reject(new Error('Neo4j away')) : Promise.resolve(1)));
     const s = search(failing, 2);
     expect(await s.run()).toEqual(['e0', 'e1', 'e2']);
+    expect(s.calls).toEqual(['index k=100', 'exact']);
     expect(failing.known('u1')).toBeUndefined();
+    fail = false;
+    await s.run();
+    expect(s.calls.slice(2)).toEqual(['exact']);
+    expect(failing.known('u1')).toBe(true);
+  });
+
+  it('without an owner: the index, then the exact scan when it came back short', async () => {
+    const calls: string[] = [];
+    const rows = await indexOrFallback(
+      10,
+      async (k) => (calls.push(`index k=${k}`), ['a']),
+      async () => (calls.push('exact'), ['b']),
+    );
+    expect([rows, calls]).toEqual([['b'], ['index k=100', 'exact']]);
   });
 });
