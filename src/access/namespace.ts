@@ -3,6 +3,14 @@ import { ValidationError } from '../errors';
 /** A tenant id as TenantIdSchema (src/tenancy/contract.ts) accepts it. */
 const TENANT_PREFIX = /^[a-z0-9][a-z0-9-]{1,31}$/;
 
+/**
+ * The service's own user: warm-up's rehearsals write and erase a made-up memory of it
+ * (src/api/warm-up.ts). No tenant can hold it (a tenant's user ids are namespaced, with a
+ * dot), it is as long as a tenant's user ids (Neo4j plans per size class of a string), and
+ * the worker's consolidation leaves it alone (what it learnt would outlive the erasure).
+ */
+export const INTERNAL_USER = 'mnemograph-warm-up';
+
 /** Largest internal user id (IdSchema's limit). */
 const MAX_ID = 128;
 

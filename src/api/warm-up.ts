@@ -1,3 +1,4 @@
+import { INTERNAL_USER } from '../access';
 import type { Mnemograph } from '../container';
 import { errorMessage } from '../errors';
 
@@ -8,9 +9,6 @@ export interface WarmUpReport {
   failed: Record<string, string>;
 }
 
-// A user id no tenant can hold (namespaced ids always contain a dot), as long as a tenant's
-// user ids (Neo4j plans per size class of a string parameter: 1-10, 11-100 characters...).
-const NOBODY = 'mnemograph-warm-up';
 /** Concurrent embed calls: at least the local embedder's thread count (2 by default). */
 const EMBED_CALLS = 4;
 const WARM_UP_QUERIES = [
@@ -51,15 +49,15 @@ export async function warmUp(m: Mnemograph, connections = 4): Promise<WarmUpRepo
     part('neo4j_pool', () => Promise.all(Array.from({ length: connections }, () => m.neo4j.read('RETURN 1 AS one', {}, { subsystem: 'api', op: 'warmUp' })))),
   ]);
   // storeTurn's statements planned and its path run, in a transaction that is rolled back.
-  await part('store', () => m.memory.rehearseStore(NOBODY));
+  await part('store', () => m.memory.rehearseStore(INTERNAL_USER));
   // After the embedder is up: the recall pipeline end to end (query plans, the code's own JIT).
   // Questions of several shapes: the date parser (chrono) compiles its patterns on first use,
   // which cost a "When did...?" question 300 ms when only a plain question had warmed it.
   await part('recall', async () => {
-    for (const query of WARM_UP_QUERIES) await m.memory.remember({ userId: NOBODY, query, topK: 5 });
+    for (const query of WARM_UP_QUERIES) await m.memory.remember({ userId: INTERNAL_USER, query, topK: 5 });
   });
   // Recall over a made-up memory (written, recalled, erased): every source and the
   // hydration run over rows, which plans what the first real recall would otherwise plan.
-  await part('recall_over_memory', () => m.memory.rehearseRecall(NOBODY));
+  await part('recall_over_memory', () => m.memory.rehearseRecall(INTERNAL_USER));
   return { ms: Math.round(performance.now() - t0), parts, failed };
 }

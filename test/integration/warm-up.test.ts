@@ -4,6 +4,7 @@ import { testConfig, uid } from '../support/stack';
 import { freePort } from '../load/stores';
 import { warmUp } from '../../src/api/warm-up';
 import { REHEARSAL_RUNS } from '../../src/memory/agent-memory';
+import { INTERNAL_USER } from '../../src/access';
 
 /*
  * Issue #22, item 5: the first request after start is warm, and /readyz says 503 (`warming`)
@@ -147,6 +148,26 @@ it('refuses to rehearse recall over a user who holds memory, and leaves it alone
     const [row] = await m.neo4j.read<{ n: number }>('MATCH (f:Fact) WHERE f.user_id = $userId RETURN count(f) AS n', { userId }, { subsystem: 'test', op: 'warmUp' });
     expect(row?.n).toBe(1);
   } finally {
+    await m.close();
+  }
+});
+
+it("the worker's consolidation leaves warm-up's internal user alone, and learns from another user's turns in the same run", async () => {
+  const m = await createMnemograph(testConfig({ LOG_LEVEL: 'silent' }), { backgroundEmbedding: false });
+  const other = uid('u');
+  try {
+    const said = (userId: string) =>
+      Array.from({ length: 4 }, (_, i) => ({ userId, conversationId: `${userId}-c`, role: 'user' as const, content: `My sister Anna moved to Lisbon in May ${2020 + i}.` }));
+    await m.memory.storeTurns([...said(INTERNAL_USER), ...said(other)]);
+    await m.memory.runJob('consolidate', { userIds: [INTERNAL_USER, other] });
+    const learnt = async (userId: string) =>
+      (await m.neo4j.read<{ n: number }>('MATCH (x) WHERE (x:Fact OR x:Entity) AND x.user_id = $userId RETURN count(x) AS n', { userId }, { subsystem: 'test', op: 'warmUp' }))[0]!.n;
+    expect(await learnt(other)).toBeGreaterThan(0);
+    expect(await learnt(INTERNAL_USER)).toBe(0);
+  } finally {
+    // Warm-up refuses to rehearse over an internal user who holds anything: leave nothing.
+    await m.users.erase(INTERNAL_USER);
+    await m.users.erase(other);
     await m.close();
   }
 });

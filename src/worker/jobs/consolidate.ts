@@ -1,4 +1,5 @@
 import type { ExtractedFact, ExtractionResult, ExtractionTurn, Extractor } from '../../extraction/contract';
+import { INTERNAL_USER } from '../../access';
 import { errorMessage } from '../../errors';
 import type { ConsolidationTurn, ConversationUpkeep } from '../../episodic/contract';
 import type { Queryable } from '../../infra/postgres';
@@ -47,7 +48,8 @@ export function consolidateJob(deps: ConsolidateDeps) {
     // accumulated is mined on the next run.
     const miningOff = await deps.settings.miningOff(ctx.userIds ?? null);
     stats.usersMiningOff = miningOff.length;
-    const candidates = await deps.conversations.findUnconsolidated(deps.batchSize, ctx.userIds ?? null, miningOff);
+    // Nor is warm-up's made-up memory (erased seconds later: what was learnt from it would stay).
+    const candidates = await deps.conversations.findUnconsolidated(deps.batchSize, ctx.userIds ?? null, [...miningOff, INTERNAL_USER]);
     for (const conv of candidates) {
       if (ctx.signal.aborted) break;
       await ctx.pause();
