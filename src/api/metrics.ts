@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ConversationUpkeep, EpisodicStore } from '../episodic/contract';
+import { errorMessage } from '../errors';
 import type { Logger } from '../infra/logger';
 import type { MemoryBundle } from '../retrieval';
 import type { Neo4jGraphCensus } from '../migrate/graph-census';
@@ -28,14 +29,35 @@ export class ApiMetrics {
   readonly workingLookups: Counter<'result'>;
   readonly recallResults: Histogram<'technique'>;
   readonly recallStage: Histogram<'stage'>;
-  private graph: { at: number; nodes: Map<string, number>; rels: Map<string, number>; backlog: number; consolidation: { lagSeconds: number; conversations: number } } | undefined;
-  private jobs: { at: number; totals: Array<{ job: string; stat: string; total: number }>; lastSuccess: Array<{ job: string; at: Date }> } | undefined;
+  private readonly graph: Snapshot<{ nodes: Map<string, number>; rels: Map<string, number>; backlog: number; consolidation: { lagSeconds: number; conversations: number } }>;
+  private readonly jobs: Snapshot<{ totals: Array<{ job: string; stat: string; total: number }>; lastSuccess: Array<{ job: string; at: Date }> }>;
 
   constructor(
     private readonly sources: MetricSources,
     private readonly log: Logger,
-    private readonly graphCacheMs = 30_000,
+    graphCacheMs = 30_000,
   ) {
+    this.graph = new Snapshot(
+      async () => {
+        const nodes = await this.sources.census.nodesPerLabel();
+        const rels = await this.sources.census.relationshipsPerType();
+        const backlog = await this.sources.turns.countPendingEmbeddings();
+        const c = await this.sources.conversations.consolidationBacklog();
+        const lagSeconds = c.oldest ? Math.max(0, (Date.now() - Date.parse(c.oldest)) / 1000) : 0;
+        return { nodes, rels, backlog, consolidation: { lagSeconds, conversations: c.conversations } };
+      },
+      graphCacheMs,
+      (err) => this.log.warn({ subsystem: 'api', err: errorMessage(err) }, 'metrics: graph counts unavailable'),
+    );
+    this.jobs = new Snapshot(
+      async () => {
+        const totals = await this.sources.jobRuns.itemTotals();
+        const lastSuccess = (await this.sources.jobRuns.lastRuns()).flatMap((r) => (r.lastSuccess ? [{ job: r.job, at: r.lastSuccess }] : []));
+        return { totals, lastSuccess };
+      },
+      graphCacheMs,
+      (err) => this.log.warn({ subsystem: 'api', err: errorMessage(err) }, 'metrics: job counters unavailable'),
+    );
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     this.httpDuration = new Histogram({
@@ -72,8 +94,8 @@ export class ApiMetrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5],
       registers,
     });
-    const graphCounts = () => this.graphCounts();
-    const jobStats = () => this.jobStats();
+    const graphCounts = () => this.graph.get();
+    const jobStats = () => this.jobs.get();
     new Gauge({
       name: 'mnemograph_consolidation_lag_seconds',
       help: 'age of the oldest conversation activity not yet consolidated (0 when none waits)',
@@ -152,33 +174,6 @@ export class ApiMetrics {
   }
 
   /** Counts from Neo4j, cached; undefined while Neo4j is unreachable (the scrape still succeeds). */
-  private async graphCounts() {
-    if (this.graph && Date.now() - this.graph.at < this.graphCacheMs) return this.graph;
-    try {
-      const nodes = await this.sources.census.nodesPerLabel();
-      const rels = await this.sources.census.relationshipsPerType();
-      const backlog = await this.sources.turns.countPendingEmbeddings();
-      const c = await this.sources.conversations.consolidationBacklog();
-      const lagSeconds = c.oldest ? Math.max(0, (Date.now() - Date.parse(c.oldest)) / 1000) : 0;
-      this.graph = { at: Date.now(), nodes, rels, backlog, consolidation: { lagSeconds, conversations: c.conversations } };
-    } catch (err) {
-      this.log.warn({ subsystem: 'api', err: (err as Error).message }, 'metrics: graph counts unavailable');
-    }
-    return this.graph;
-  }
-
-  private async jobStats() {
-    if (this.jobs && Date.now() - this.jobs.at < this.graphCacheMs) return this.jobs;
-    try {
-      const totals = await this.sources.jobRuns.itemTotals();
-      const lastSuccess = (await this.sources.jobRuns.lastRuns()).flatMap((r) => (r.lastSuccess ? [{ job: r.job, at: r.lastSuccess }] : []));
-      this.jobs = { at: Date.now(), totals, lastSuccess };
-    } catch (err) {
-      this.log.warn({ subsystem: 'api', err: (err as Error).message }, 'metrics: job counters unavailable');
-    }
-    return this.jobs;
-  }
-
   /** Per-technique contributions and stage timings of one recall's answer (remember, recall/context). */
   observeRecall(b: MemoryBundle): void {
     const perTechnique = new Map<string, number>();
@@ -186,5 +181,32 @@ export class ApiMetrics {
     for (const kind of ['facts', 'entities', 'strategies', 'goals'] as const) perTechnique.set(kind, b[kind].length);
     for (const [technique, n] of perTechnique) this.recallResults.observe({ technique }, n);
     for (const [stage, ms] of Object.entries(b.timings)) this.recallStage.observe({ stage }, ms / 1000);
+  }
+}
+
+/**
+ * A value read from the stores, kept `maxAgeMs`, read once at a time: the gauges that share it
+ * are collected together at a scrape and wait for the same read (each had run the graph census
+ * itself). A failed read is reported and keeps the last value.
+ */
+export class Snapshot<T> {
+  private last: { at: number; value: T } | undefined;
+  private reading: Promise<T | undefined> | undefined;
+
+  constructor(
+    private readonly read: () => Promise<T>,
+    private readonly maxAgeMs: number,
+    private readonly failed: (err: unknown) => void,
+  ) {}
+
+  get(): Promise<T | undefined> {
+    if (this.last && Date.now() - this.last.at < this.maxAgeMs) return Promise.resolve(this.last.value);
+    this.reading ??= this.read()
+      .then(
+        (value) => (this.last = { at: Date.now(), value }).value,
+        (err: unknown) => (this.failed(err), this.last?.value),
+      )
+      .finally(() => (this.reading = undefined));
+    return this.reading;
   }
 }
