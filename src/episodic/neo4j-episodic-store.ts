@@ -388,8 +388,7 @@ export class Neo4jEpisodicStore implements EpisodicStore {
     const reach = { ...recallParams(scope, q), limit: q.limit * 2 };
     // A small user (most are) is scanned exactly, complete and cheap: counted on their first
     // search, since the index would find too few of their turns among other users'.
-    const small = this.smallUsers.known(scope.userId) ?? (await this.smallUsers.learn(scope.userId).catch(() => undefined));
-    if (small !== true) {
+    if ((await this.smallUsers.small(scope.userId)) !== true) {
       // The index's k is its search breadth and its cost (at 100k turns: k 30 ~17 ms, 60 ~21 ms,
       // 100 ~26 ms, 150 ~34 ms); twice the limit leaves room for the filter.
       const k = Math.min(Math.max(q.limit * 2, 50), 2_000);

@@ -49,6 +49,11 @@ export class SmallOwners {
     return this.memo.get(userId);
   }
 
+  /** Whether the owner is small: as remembered, else counted now (undefined when the count failed). */
+  small(userId: string): Promise<boolean | undefined> {
+    const known = this.known(userId);
+    return known !== undefined ? Promise.resolve(known) : this.learn(userId).catch(() => undefined);
+  }
   /** Counts the owner's nodes and remembers whether they are small. */
   async learn(userId: string): Promise<boolean> {
     const small = (await this.count(userId)) <= this.maxNodes;
@@ -69,10 +74,7 @@ export class SmallOwners {
  * round trip and a graph search that found too few.
  */
 export async function indexOrFallback<T>(limit: number, index: (k: number) => Promise<T[]>, fallback: () => Promise<T[]>, owner?: { sizes: SmallOwners; userId: string }): Promise<T[]> {
-  if (owner) {
-    const small = owner.sizes.known(owner.userId) ?? (await owner.sizes.learn(owner.userId).catch(() => undefined));
-    if (small === true) return fallback();
-  }
+  if (owner && (await owner.sizes.small(owner.userId)) === true) return fallback();
   const found = await index(Math.min(Math.max(limit * 4, 100), 2_000));
   return found.length >= limit ? found : fallback();
 }
