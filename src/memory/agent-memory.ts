@@ -1,4 +1,3 @@
-import type { AccessCount } from '../infra/access-count';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { returnedIds } from '../audit/returned-ids';
@@ -186,8 +185,8 @@ export class AgentMemory {
    * audit or reinforcement, then erased. A recall over no memory never reaches the sources,
    * the hydration or the entity expansion, so the first real recall planned them (466 ms for a
    * user with knowledge, against 36-42 ms once another user's recall had run). Neo4j caches a
-   * plan per statement and per size class of each string and list parameter (1-10, 11-100,
-   * ... characters or elements), so the made-up memory is as large as a user's head of recall
+   * plan per statement and per size class of each string and list parameter (0, 1, 2-10,
+   * 11-100, ... characters or elements), so the made-up memory is as large as a user's head of recall
    * (over ten turns to hydrate) and `userId` should be as long as a tenant's user id (11-100
    * characters) and its lists take the common lengths (one matched entity and two; access
    * counts for 1, 2 and 11 nodes). Each question is asked REHEARSAL_RUNS times, so that Neo4j has compiled its
@@ -203,7 +202,7 @@ export class AgentMemory {
     if (await graph.holds(userId)) throw new ValidationError(`the rehearsal's user ${userId} holds memory in Neo4j; it is left alone and recall is not rehearsed`);
     const scope = this.scope(userId, {});
     try {
-      const memory = await this.writeMadeUpMemory(userId, scope);
+      await this.writeMadeUpMemory(userId, scope);
       const ask = (query: string, channels?: string[]) => {
         const q = parseInput(RecallQuerySchema, { userId, query, channels }, 'recall query');
         return rehearse(q, this.scope(userId, { channels: q.channels }));
@@ -223,24 +222,16 @@ export class AgentMemory {
       const b = await round();
       for (let run = 1; run < REHEARSAL_RUNS; run++) await round();
       // Reinforcement's writes, off the request path but planned on their first flush (47-170 ms
-      // of Neo4j's CPU each, beside the first requests): batches of 1, 2 and 11 rows (size classes).
-      const at = new Date().toISOString();
-      const counted = async (add: (rows: AccessCount[]) => Promise<number>, ids: string[]) => {
-        for (const n of [1, 2, 11]) await add(Array.from({ length: n }, (_, i) => ({ id: ids[i % ids.length]!, userId, n: 1, at })));
-      };
-      await counted((rows) => this.d.episodic.addAccessCounts(rows), memory.turnIds);
-      await counted((rows) => this.d.semantic.addAccessCounts('fact', rows), memory.factIds);
-      await counted((rows) => this.d.semantic.addAccessCounts('entity', rows), memory.entityIds);
-      await counted((rows) => this.d.procedural.addAccessCounts(rows), [memory.strategyId]);
-      await counted((rows) => this.d.goals.addAccessCounts(rows), [memory.goalId]);
+      // of Neo4j's CPU each, beside the first requests).
+      await recall.rehearseReinforcement?.(userId, b);
       return { turns: b.turns.length, facts: b.facts.length, entities: b.entities.length, strategies: b.strategies.length, goals: b.goals.length };
     } finally {
       await graph.erase(userId);
     }
   }
 
-  /** The rehearsal's made-up memory of `userId` (rehearseRecall), written by the stores; returns its ids. */
-  private async writeMadeUpMemory(userId: string, scope: AccessScope): Promise<{ turnIds: string[]; entityIds: string[]; factIds: string[]; strategyId: string; goalId: string }> {
+  /** The rehearsal's made-up memory of `userId` (rehearseRecall), written by the stores. */
+  private async writeMadeUpMemory(userId: string, scope: AccessScope): Promise<void> {
     const said = (i: number) => `${i % 2 ? 'Melanie' : 'Caroline'} painted a sunrise over the lake after the trip to Lisbon, day ${i + 1}`;
     const [embedding] = await this.d.embedder.embed([said(0)], { priority: 'interactive' });
     const turns = Array.from({ length: 12 }, (_, i) =>
@@ -252,11 +243,10 @@ export class AgentMemory {
     // (Each its own: entity resolution would merge two entities of the same vector.)
     const apart = (i: number) => embedding!.map((_, d) => (d === i ? 1 : 0));
     const entityIds: string[] = [];
-    const factIds: string[] = [];
     for (const [i, name] of ['Caroline', 'Melanie'].entries()) {
       const { entity } = await this.d.semantic.upsertEntity(scope, { name, type: 'person', aliases: [], description: 'a painter', embedding: apart(i) }, { embeddingThreshold: 1 });
       entityIds.push(entity.id);
-      const { fact } = await this.d.semantic.storeFact(scope, {
+      await this.d.semantic.storeFact(scope, {
         claim: said(i),
         confidence: 0.9,
         source: 'rehearsal',
@@ -269,7 +259,6 @@ export class AgentMemory {
         needsReview: false,
         embedding,
       });
-      factIds.push(fact.id);
     }
     // A relationship, so that the entity expansion returns rows as it does for most users.
     await this.d.semantic.createRelationship(scope, {
@@ -280,18 +269,15 @@ export class AgentMemory {
       validFrom: new Date().toISOString(),
       replaceExisting: false,
     });
-    const strategyId = `${userId}-strategy`;
-    const goalId = `${userId}-goal`;
     await this.d.procedural.learnStrategy(scope, {
-      id: strategyId,
+      id: `${userId}-strategy`,
       description: 'Ask what Caroline painted',
       contextPattern: 'painting after a trip',
       toolSequence: ['recall'],
       success: true,
       embedding,
     });
-    await this.d.goals.addGoal(scope, { id: goalId, description: 'Find what Caroline painted after the trip', priority: 5, blockedBy: [], embedding });
-    return { turnIds: stored.map((t) => t.turn.id), entityIds, factIds, strategyId, goalId };
+    await this.d.goals.addGoal(scope, { id: `${userId}-goal`, description: 'Find what Caroline painted after the trip', priority: 5, blockedBy: [], embedding });
   }
 
   /** Between two slices of bulk work: the event loop's turn, then interactive calls under way finish first (at most IMPORT_YIELD_MS). */

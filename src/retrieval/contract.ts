@@ -106,6 +106,12 @@ export interface Reinforcer {
   record(userId: string, items: Array<{ kind: 'turn' | RecallItemKind; id: string }>): void;
   /** Writes everything queued so far. */
   flush(): Promise<void>;
+  /**
+   * Writes access counts for `items` now, past the queue, in batches of 1, 2 and 11 rows of
+   * each kind (Neo4j plans per size class of a list), so that the writes' statements are
+   * planned before the first flush (warm-up's rehearsal).
+   */
+  rehearse?(userId: string, items: Array<{ kind: 'turn' | RecallItemKind; id: string }>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -125,6 +131,8 @@ export interface RecallEngine {
   recall(q: ParsedRecallQuery, scope?: AccessScope): Promise<MemoryBundle>;
   /** Answers as `recall` does, without the audit row and the reinforcement (warm-up's rehearsal). */
   rehearse?(q: ParsedRecallQuery, scope: AccessScope): Promise<MemoryBundle>;
+  /** Rehearses the reinforcement of what `bundle` returned (`Reinforcer.rehearse`; warm-up). */
+  rehearseReinforcement?(userId: string, bundle: MemoryBundle): Promise<void>;
 }
 
 /** Source weights (seed 003): how much each kind counts when sources are ranked together. */

@@ -86,6 +86,10 @@ export class HybridRecallEngine implements RecallEngine {
     return this.answer(q, scope);
   }
 
+  async rehearseReinforcement(userId: string, bundle: MemoryBundle): Promise<void> {
+    await this.d.reinforcer?.rehearse?.(userId, recalledItems(bundle));
+  }
+
   private async answer(q: ParsedRecallQuery, scope: AccessScope): Promise<MemoryBundle> {
     const t0 = performance.now();
     const s = this.d.settings;
@@ -290,10 +294,7 @@ export class HybridRecallEngine implements RecallEngine {
   /** Audit (with cross-channel hits) and reinforcement: queued, never awaited. */
   private afterRecall(q: ParsedRecallQuery, b: MemoryBundle): void {
     const active = q.channels[0]!;
-    const all = [
-      ...b.turns.map((t) => ({ kind: 'turn' as const, id: t.turn.id, channel: t.turn.channel })),
-      ...[...b.facts, ...b.entities, ...b.strategies, ...b.goals, ...b.pools].map((i) => ({ kind: i.kind, id: i.id, channel: i.channel })),
-    ];
+    const all = recalledItems(b);
     const cross: Record<string, number> = {};
     for (const item of all) if (item.channel !== active) cross[item.channel] = (cross[item.channel] ?? 0) + 1;
     this.d.audit.logRead({
@@ -310,6 +311,14 @@ export class HybridRecallEngine implements RecallEngine {
     });
     if (all.length > 0) this.d.reinforcer?.record(q.userId, all);
   }
+}
+
+/** Everything a recall returned, as reinforcement counts it. */
+function recalledItems(b: MemoryBundle): Array<{ kind: 'turn' | RecallItemKind; id: string; channel: string }> {
+  return [
+    ...b.turns.map((t) => ({ kind: 'turn' as const, id: t.turn.id, channel: t.turn.channel })),
+    ...[...b.facts, ...b.entities, ...b.strategies, ...b.goals, ...b.pools].map((i) => ({ kind: i.kind, id: i.id, channel: i.channel })),
+  ];
 }
 
 function dedupe(items: RecalledItem[]): RecalledItem[] {

@@ -66,6 +66,13 @@ export class StoreReinforcer implements Reinforcer {
     if (this.size >= (this.opts.maxQueued ?? 2_000)) void this.flush();
   }
 
+  async rehearse(userId: string, items: Array<{ kind: Kind; id: string }>): Promise<void> {
+    const at = new Date().toISOString();
+    const byKind = new Map<Kind, string[]>();
+    for (const { kind, id } of items) byKind.set(kind, [...(byKind.get(kind) ?? []), id]);
+    for (const [kind, ids] of byKind) for (const n of [1, 2, 11]) await this.write[kind](Array.from({ length: n }, (_, i) => ({ id: ids[i % ids.length]!, userId, n: 1, at })));
+  }
+
   flush(): Promise<void> {
     // Serialised: one batch at a time, so counts are never written twice or out of order.
     this.running = this.running.then(() => this.writeBatch());

@@ -371,33 +371,38 @@ describe('remember', () => {
   it("scans a small user's turns exactly, and asks the index (again, wider, when other users crowd them out) for a larger one", async () => {
     const userId = uid('u');
     const crowd = uid('u');
-    const turns = (owner: string, n: number, text: (i: number) => string) =>
-      Array.from({ length: n }, (_, i) => ({ userId: owner, conversationId: uid('c'), role: 'user' as const, content: text(i) }));
-    // Another user's near-copies fill the index's nearest neighbours of the query.
-    await m.memory.storeTurns(turns(crowd, 120, (i) => `The harbour ferry leaves at ${(i % 12) + 1} o'clock`));
-    await m.memory.storeTurns(turns(userId, 40, (i) => (i % 2 ? `The harbour ferry timetable changed again, version ${i}` : `A note about gardening, number ${i}`)));
-    const [embedding] = await m.embedder.embed(['When does the harbour ferry leave?'], { input: 'query' });
-    const search = async (scanMaxTurns?: number) => {
-      const ops: string[] = [];
-      const recording: CypherRunner = {
-        read: (cypher, params, tag) => (ops.push(tag.op), m.neo4j.read(cypher, params, tag)),
-        write: (cypher, params, tag) => m.neo4j.write(cypher, params, tag),
-        writeTx: (work, tag) => m.neo4j.writeTx(work, tag),
+    try {
+      const turns = (owner: string, n: number, text: (i: number) => string) =>
+        Array.from({ length: n }, (_, i) => ({ userId: owner, conversationId: uid('c'), role: 'user' as const, content: text(i) }));
+      // Another user's near-copies fill the index's nearest neighbours of the query.
+      await m.memory.storeTurns(turns(crowd, 120, (i) => `The harbour ferry leaves at ${(i % 12) + 1} o'clock`));
+      await m.memory.storeTurns(turns(userId, 40, (i) => (i % 2 ? `The harbour ferry timetable changed again, version ${i}` : `A note about gardening, number ${i}`)));
+      const [embedding] = await m.embedder.embed(['When does the harbour ferry leave?'], { input: 'query' });
+      const search = async (scanMaxTurns?: number) => {
+        const ops: string[] = [];
+        const recording: CypherRunner = {
+          read: (cypher, params, tag) => (ops.push(tag.op), m.neo4j.read(cypher, params, tag)),
+          write: (cypher, params, tag) => m.neo4j.write(cypher, params, tag),
+          writeTx: (work, tag) => m.neo4j.writeTx(work, tag),
+        };
+        const store = new Neo4jEpisodicStore(recording, { scanMaxTurns });
+        const found: number[] = [];
+        for (let round = 0; round < 2; round++) found.push((await store.similarTurns(embedding!, userScope(userId), { limit: 10 })).length);
+        return { ops, found };
       };
-      const store = new Neo4jEpisodicStore(recording, { scanMaxTurns });
-      const found: number[] = [];
-      for (let round = 0; round < 2; round++) found.push((await store.similarTurns(embedding!, userScope(userId), { limit: 10 })).length);
-      return { ops, found };
-    };
-    // 40 turns: small. Counted on the first search, once, and the user's turns are scanned
-    // exactly (and completely), up to twice the limit, without asking the index.
-    expect(await search()).toEqual({ ops: ['countUserTurns', 'similarTurnsExact', 'similarTurnsExact'], found: [20, 20] });
-    // Counted as large (over 10 turns), it never gets the scan: the index, and again 8× wider
-    // when the other user's turns crowd the first answer out.
-    const large = await search(10);
-    expect(large.ops[0]).toBe('countUserTurns');
-    expect(new Set(large.ops.slice(1))).toEqual(new Set(['similarTurns']));
-    expect(large.found.every((n) => n > 0)).toBe(true);
+      // 40 turns: small. Counted on the first search, once, and the user's turns are scanned
+      // exactly (and completely), up to twice the limit, without asking the index.
+      expect(await search()).toEqual({ ops: ['countUserTurns', 'similarTurnsExact', 'similarTurnsExact'], found: [20, 20] });
+      // Counted as large (over 10 turns), it never gets the scan: the index, and again 8× wider
+      // when the other user's turns crowd the first answer out.
+      const large = await search(10);
+      expect(large.ops[0]).toBe('countUserTurns');
+      expect(new Set(large.ops.slice(1))).toEqual(new Set(['similarTurns']));
+      expect(large.found.every((n) => n > 0)).toBe(true);
+    } finally {
+      // The crowd's near-copies would crowd the next run's user out of the shared index.
+      for (const u of [crowd, userId]) await m.users.erase(u);
+    }
   });
 
   it('counts access on returned turns, in batches off the request path', async () => {
