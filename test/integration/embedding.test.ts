@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import AdmZip from 'adm-zip';
 import { OpenAIEmbedder } from '../../src/embedding/openai-embedder';
-import { createEmbedder } from '../../src/embedding';
+import { createEmbedder, type Embedder } from '../../src/embedding';
 import { BACKGROUND_NICE, LocalEmbedder } from '../../src/embedding/local-embedder';
 import { threadNice } from '../../src/embedding/thread-priority';
 import { ensureModelFiles, type OnnxModelSpec } from '../../src/embedding/local-models';
@@ -21,7 +21,11 @@ describe.each([
   ['bge-small-en-v1.5', 384, 0.85, 0.55],
   ['use-lite-512', 512, 0.7, 0.4],
 ] as const)('local embedder %s (offline)', (model, dims, close, apart) => {
-  const e = createEmbedder(testConfig({ EMBEDDING_PROVIDER: 'local', EMBEDDING_MODEL: model }).embedding);
+  // Made in beforeAll: a block whose tests `jest -t` skips runs no hooks, and its worker threads kept jest from exiting.
+  let e: Embedder;
+  beforeAll(() => {
+    e = createEmbedder(testConfig({ EMBEDDING_PROVIDER: 'local', EMBEDDING_MODEL: model }).embedding);
+  });
   afterAll(() => e.close());
 
   it(`gives ${dims}-d unit vectors that put paraphrases close and unrelated text apart`, async () => {
@@ -46,7 +50,10 @@ describe.each([
 });
 
 describe('local embedder priorities', () => {
-  const e = createEmbedder(testConfig({ EMBEDDING_PROVIDER: 'local', EMBEDDING_MODEL: 'e5-small-v2' }).embedding);
+  let e: Embedder;
+  beforeAll(() => {
+    e = createEmbedder(testConfig({ EMBEDDING_PROVIDER: 'local', EMBEDDING_MODEL: 'e5-small-v2' }).embedding);
+  });
   afterAll(() => e.close());
 
   it('serves a query before the rest of a large background batch (background texts go out a few at a time)', async () => {
