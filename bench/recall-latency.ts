@@ -191,15 +191,23 @@ async function hotPathUnderLoad(
   const measure = async (label: string, until: () => boolean = () => false) => {
     const remember: number[] = [];
     const store: number[] = [];
+    const stages: Record<string, number[]> = {};
     for (let i = 0; i < questions.length && !until(); i++) {
       let s = performance.now();
-      await m.memory.remember({ userId, query: questions[i]!, topK: 10 });
+      const bundle = await m.memory.remember({ userId, query: questions[i]!, topK: 10 });
       remember.push(performance.now() - s);
+      for (const [stage, ms] of Object.entries(bundle.timings)) (stages[stage] ??= []).push(ms);
       s = performance.now();
       await served.memory.storeTurn({ userId, conversationId, role: 'user', content: `${pool[(written++ * 31) % pool.length]!.content} (${label})` });
       store.push(performance.now() - s);
     }
-    return { remember_ms: percentiles(remember), store_turn_ms: percentiles(store), samples: remember.length };
+    return {
+      remember_ms: percentiles(remember),
+      store_turn_ms: percentiles(store),
+      samples: remember.length,
+      // Which stage of remember grows under load (the stages run concurrently, see remember_stage_ms).
+      remember_stage_ms: Object.fromEntries(Object.entries(stages).map(([stage, ms]) => [stage, percentiles(ms)])),
+    };
   };
   embedder.bypass = true;
   const importUser = `${userId}-import-${Date.now().toString(36)}`;
