@@ -19,6 +19,17 @@ const BARE_FULLTEXT = `CALL db.index.fulltext.queryNodes('turn_content_fulltext'
 // $userId -> {n}
 const COUNT_TURNS = `MATCH (t:Turn) WHERE t.user_id = $userId RETURN count(t) AS n`;
 
+/** remember()'s stage timings (`bundle.timings`) over many calls, and their p50/p95 per stage. */
+class StageTimings {
+  private readonly ms: Record<string, number[]> = {};
+  add(timings: Record<string, number>): void {
+    for (const [stage, ms] of Object.entries(timings)) (this.ms[stage] ??= []).push(ms);
+  }
+  percentiles(): Record<string, ReturnType<typeof percentiles>> {
+    return Object.fromEntries(Object.entries(this.ms).map(([stage, ms]) => [stage, percentiles(ms)]));
+  }
+}
+
 /**
  * remember() latency with `turns` stored turns for one user. The turns are generated: their
  * texts are drawn (deterministically) from the LoCoMo corpus, whose embeddings are already
@@ -83,18 +94,18 @@ export async function runLatency(
   // configured model (the cache is bypassed).
   // Stages of the measured calls only; the first call's (cold: the user's speakers are read
   // then) are reported apart.
-  const stages: Record<string, number[]> = {};
+  const stages = new StageTimings();
   let firstCall: Record<string, number> | undefined;
   embedder.bypass = true;
   const remember = await measure('remember', async (i, warmUp) => {
     const bundle = await m.memory.remember({ userId, query: questions[i]!, topK: 10 });
     firstCall ??= bundle.timings;
-    if (!warmUp) for (const [stage, ms] of Object.entries(bundle.timings)) (stages[stage] ??= []).push(ms);
+    if (!warmUp) stages.add(bundle.timings);
   });
   // With --pool-entries: the same questions for the same user, asked by an agent that reads 3
   // pools holding that many entries in all (LoCoMo texts, so their vectors come from the cache).
   let agentRemember: ReturnType<typeof percentiles> | undefined;
-  const agentStages: Record<string, number[]> = {};
+  const agentStages = new StageTimings();
   let poolHits = 0;
   const poolIds: string[] = [];
   if ((opts.poolEntries ?? 0) > 0) {
@@ -121,7 +132,7 @@ export async function runLatency(
       const bundle = await agent.remember({ userId, query: questions[i]!, topK: 10 });
       if (!warmUp) {
         poolHits += bundle.pools.length;
-        for (const [stage, ms] of Object.entries(bundle.timings)) (agentStages[stage] ??= []).push(ms);
+        agentStages.add(bundle.timings);
       }
     });
   }
@@ -129,7 +140,6 @@ export async function runLatency(
   // With --under-load: remember and storeTurn as served, first quiet, then while a bulk import
   // of that many turns is embedded in the background and the worker consolidates, same run.
   const underLoad = (opts.underLoad ?? 0) > 0 ? await hotPathUnderLoad(m, embedder, userId, questions, pool, opts.underLoad!) : undefined;
-  const rememberStages = Object.fromEntries(Object.entries(stages).map(([stage, ms]) => [stage, percentiles(ms)]));
   const bareVector = await measure('vector', (i) => m.neo4j.read(BARE_VECTOR, { k: 10, embedding: embeddings[i] }, tag));
   const bareFulltext = await measure('fulltext', (i) => m.neo4j.read(BARE_FULLTEXT, { k: 10, query: luceneTerms(keywords(questions[i]!).map((term) => ({ term }))) || 'nothing' }, tag));
 
@@ -139,7 +149,7 @@ export async function runLatency(
     queries: questions.length,
     remember_ms: remember,
     first_remember_stage_ms: firstCall,
-    remember_stage_ms: rememberStages,
+    remember_stage_ms: stages.percentiles(),
     bare_vector_query_ms: bareVector,
     bare_fulltext_query_ms: bareFulltext,
     ingest_seconds: Math.round(ingestSeconds * 10) / 10,
@@ -148,7 +158,7 @@ export async function runLatency(
           pool_entries: opts.poolEntries,
           pools_read_by_agent: 3,
           agent_remember_ms: agentRemember,
-          agent_remember_stage_ms: Object.fromEntries(Object.entries(agentStages).map(([stage, ms]) => [stage, percentiles(ms)])),
+          agent_remember_stage_ms: agentStages.percentiles(),
           agent_pool_items_per_query: Math.round((poolHits / questions.length) * 10) / 10,
           pool_note: 'remember_ms: no agent (no pools, as before); agent_remember_ms: the same questions by an agent key that reads 3 pools; same run, same load',
         }
@@ -191,12 +201,12 @@ async function hotPathUnderLoad(
   const measure = async (label: string, until: () => boolean = () => false) => {
     const remember: number[] = [];
     const store: number[] = [];
-    const stages: Record<string, number[]> = {};
+    const stages = new StageTimings();
     for (let i = 0; i < questions.length && !until(); i++) {
       let s = performance.now();
       const bundle = await m.memory.remember({ userId, query: questions[i]!, topK: 10 });
       remember.push(performance.now() - s);
-      for (const [stage, ms] of Object.entries(bundle.timings)) (stages[stage] ??= []).push(ms);
+      stages.add(bundle.timings);
       s = performance.now();
       await served.memory.storeTurn({ userId, conversationId, role: 'user', content: `${pool[(written++ * 31) % pool.length]!.content} (${label})` });
       store.push(performance.now() - s);
@@ -206,7 +216,7 @@ async function hotPathUnderLoad(
       store_turn_ms: percentiles(store),
       samples: remember.length,
       // Which stage of remember grows under load (the stages run concurrently, see remember_stage_ms).
-      remember_stage_ms: Object.fromEntries(Object.entries(stages).map(([stage, ms]) => [stage, percentiles(ms)])),
+      remember_stage_ms: stages.percentiles(),
     };
   };
   embedder.bypass = true;
