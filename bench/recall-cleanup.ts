@@ -1,15 +1,21 @@
 import type { Mnemograph } from '../src/container';
+import { Neo4jUserGraph, type ErasureReport } from '../src/tenancy';
 
-// $userId -> {n}: deletes one batch of a benchmark user's turns (and then conversations)
+// $userId -> {n}: deletes one batch of a benchmark user's turns
 const DELETE_TURNS = `MATCH (t:Turn) WHERE t.user_id = $userId WITH t LIMIT 5000 DETACH DELETE t RETURN count(*) AS n`;
-const DELETE_REST = `MATCH (c:Conversation) WHERE c.user_id = $userId DETACH DELETE c WITH count(*) AS n MATCH (u:User {id: $userId}) DETACH DELETE u RETURN n`;
 
-/** Removes the benchmark's own users (by their run-specific ids) from Neo4j and Postgres. */
+/**
+ * Removes the benchmark's own users (by their run-specific ids) from Neo4j and Postgres: their
+ * turns in large batches, then every other node they own (conversations, and the facts and
+ * entities a consolidating bench learned) as forget-user finds them, then their turn-log rows.
+ */
 export async function deleteUsers(m: Mnemograph, userIds: string[]): Promise<void> {
   const tag = { subsystem: 'bench', op: 'cleanup' };
+  const graph = new Neo4jUserGraph(m.neo4j);
   for (const userId of userIds) {
     while (((await m.neo4j.write<{ n: number }>(DELETE_TURNS, { userId }, tag))[0]?.n ?? 0) > 0);
-    await m.neo4j.write(DELETE_REST, { userId }, tag);
+    const report: ErasureReport = { userId, nodesDeleted: 0, rowsDeleted: {}, redisKeysDeleted: 0, auditRowsRedacted: 0 };
+    await graph.erase(userId, report);
     await m.pg.primary.query('DELETE FROM conversation_logs WHERE user_id = $1', [userId]);
   }
 }
