@@ -122,7 +122,7 @@ const SPEAKERS = `MATCH (u:User {id: $userId}) RETURN coalesce(u.speakers, ${SPE
 
 // $userId, $conversationId -> {turn} in index order
 const GET_CONVERSATION = `
-MATCH (c:Conversation {id: $conversationId}) WHERE c.user_id = $userId
+MATCH (c:Conversation {id: $conversationId}) USING INDEX c:Conversation(id) WHERE c.user_id = $userId
 MATCH (c)-[:HAS_TURN]->(t:Turn)
 RETURN ${TURN} AS turn ORDER BY t.index`;
 
@@ -195,7 +195,7 @@ const VECTOR_SCAN_TURNS = vectorScanQuery(`${TURN} AS turn`);
 // id; a plain "t.id IN $ids AND t.user_id = ..." may be planned as a scan of the user's turns.
 const TURNS_BY_IDS = `
 UNWIND $ids AS id
-MATCH (t:Turn {id: id}) WHERE ${RECALL_FILTER}
+MATCH (t:Turn {id: id}) USING INDEX t:Turn(id) WHERE ${RECALL_FILTER}
 RETURN ${TURN} AS turn`;
 
 // $userId -> {n}: the user's turns. The timestamp predicate lets the planner seek the
