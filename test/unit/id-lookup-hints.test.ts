@@ -7,8 +7,9 @@ function tsFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? tsFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
 }
 
-// `MATCH (v:Label {id: …})…WHERE v.user_id …`: a node read by its id and then held to its owner.
-const ID_LOOKUP = /MATCH \((\w+):(\w+|\$\{\w+\}) \{id: [^}]+\}\)([^\n]*\n?[^\n]*?)WHERE \1\.user_id/g;
+// `MATCH (v:Label {id: …})…WHERE v.user_id …` (or a shared filter such as `WHERE ${RECALL_FILTER}`):
+// a node read by its id and then held to its owner.
+const ID_LOOKUP = /MATCH \((\w+):(\w+|\$\{\w+\}) \{id: [^}]+\}\)([^\n]*\n?[^\n]*?)WHERE (?:\1\.user_id|\$\{[A-Z_]+\})/g;
 
 /**
  * Statements that read nodes by id and also filter on the owner's indexed properties, without
@@ -35,6 +36,7 @@ describe('reads by id name the id index', () => {
     expect(unhinted('x.ts', 'const Q = `UNWIND $ids AS id MATCH (t:Turn {id: id}) WHERE t.user_id = $userId RETURN t`;')).toHaveLength(1);
     expect(unhinted('x.ts', 'const Q = `UNWIND $f AS fid\nMATCH (a:Entity {id: fid})-[r]-(e:Entity)\nWHERE a.user_id = $userId RETURN e`;')).toHaveLength(1);
     expect(unhinted('x.ts', 'const Q = `MATCH (n:${label} {id: r.id}) WHERE n.user_id = r.userId SET n.x = 1`;')).toHaveLength(1);
+    expect(unhinted('x.ts', 'const Q = `UNWIND $ids AS id\nMATCH (t:Turn {id: id}) WHERE ${RECALL_FILTER}\nRETURN t`;')).toHaveLength(1);
     expect(unhinted('x.ts', 'const Q = `MATCH (t:Turn {id: id}) USING INDEX t:Turn(id) WHERE t.user_id = $userId RETURN t`;')).toEqual([]);
     expect(unhinted('x.ts', 'const Q = `MATCH (n:${label} {id: r.id}) USING INDEX n:${label}(id) WHERE n.user_id = r.userId`;')).toEqual([]);
   });
