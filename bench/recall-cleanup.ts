@@ -1,5 +1,5 @@
 import type { Mnemograph } from '../src/container';
-import { Neo4jUserGraph, type ErasureReport } from '../src/tenancy';
+import { emptyErasureReport, Neo4jUserGraph } from '../src/tenancy';
 
 // $userId -> {n}: deletes one batch of a benchmark user's turns
 const DELETE_TURNS = `MATCH (t:Turn) WHERE t.user_id = $userId WITH t LIMIT 5000 DETACH DELETE t RETURN count(*) AS n`;
@@ -14,8 +14,7 @@ export async function deleteUsers(m: Mnemograph, userIds: string[]): Promise<voi
   const graph = new Neo4jUserGraph(m.neo4j);
   for (const userId of userIds) {
     while (((await m.neo4j.write<{ n: number }>(DELETE_TURNS, { userId }, tag))[0]?.n ?? 0) > 0);
-    const report: ErasureReport = { userId, nodesDeleted: 0, rowsDeleted: {}, redisKeysDeleted: 0, auditRowsRedacted: 0 };
-    await graph.erase(userId, report);
+    await graph.erase(userId, emptyErasureReport(userId));
     await m.pg.primary.query('DELETE FROM conversation_logs WHERE user_id = $1', [userId]);
   }
 }

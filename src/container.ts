@@ -24,7 +24,7 @@ import { createExtractor, type Extractor } from './extraction';
 import { createChatModel, PgUsageSink } from './llm';
 import type { OpsSources } from './ops';
 import { PgObservationQueue, PgProfileStore, type ObservationQueue } from './observations';
-import { Neo4jUserGraph, RedisUserKeys, UserDataStore, UserWriteFence, type UserDataPart, type UserStats } from './tenancy';
+import { emptyErasureReport, Neo4jUserGraph, RedisUserKeys, UserDataStore, UserWriteFence, type UserDataPart, type UserStats } from './tenancy';
 import { createJobs, PgJobStore, RedisLockService, Worker, type Clock, type JobFn, type JobName, type JobStores, type KnowledgeWriter, type LockService } from './worker';
 import type { MetricSources } from './api/metrics';
 import { PgShortTermStore, type Clock as ShortTermClock } from './short-term';
@@ -232,7 +232,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     recall,
     rehearsalGraph: {
       holds: async (userId) => Object.keys((await graph.nodeCounts([userId])).get(userId) ?? {}).length > 0,
-      erase: (userId) => graph.erase(userId, { userId, nodesDeleted: 0, rowsDeleted: {}, redisKeysDeleted: 0, auditRowsRedacted: 0 }),
+      erase: (userId) => graph.erase(userId, emptyErasureReport(userId)),
     },
     semantic: semanticStore,
     procedural: proceduralStore,

@@ -192,7 +192,8 @@ const VECTOR_SEARCH = vectorIndexQuery(`${TURN} AS turn`);
 const VECTOR_SCAN_TURNS = vectorScanQuery(`${TURN} AS turn`);
 
 // $ids, RECALL_FILTER params -> {turn}. UNWIND + MATCH by id is one unique-index seek per
-// id; a plain "t.id IN $ids AND t.user_id = ..." may be planned as a scan of the user's turns.
+// id; a plain "t.id IN $ids AND t.user_id = ..." may be planned as a scan of the user's turns,
+// and without the hint a plan made while Turn was nearly empty scanned an index per id.
 const TURNS_BY_IDS = `
 UNWIND $ids AS id
 MATCH (t:Turn {id: id}) USING INDEX t:Turn(id) WHERE ${RECALL_FILTER}

@@ -6,3 +6,4 @@ export { Neo4jUserGraph } from './neo4j-user-graph';
 export { PgUserRows } from './pg-user-rows';
 export { RedisUserKeys } from './redis-user-keys';
 export type { ExportLine, NodeRef, UserStats, ErasureReport, UserDataPart, ImportCounts } from './user-data';
+export { emptyErasureReport } from './user-data';

@@ -2,7 +2,7 @@ import type { AuditTrail } from '../audit/contract';
 import { SchemaError, ValidationError } from '../errors';
 import type { Queryable } from '../infra/postgres';
 import { userTables } from './pg-user-rows';
-import type { ErasureReport, ExportLine, UserDataPart, UserStats } from './user-data';
+import { emptyErasureReport, type ErasureReport, type ExportLine, type UserDataPart, type UserStats } from './user-data';
 import type { UserWriteFence } from './user-fence';
 
 export type { ErasureReport, ExportLine, NodeRef, UserDataPart, UserStats } from './user-data';
@@ -109,7 +109,7 @@ export class UserDataStore {
     await this.assertComplete();
     const run = async () => {
       await this.opts.beforeErase?.();
-      const report: ErasureReport = { userId, nodesDeleted: 0, rowsDeleted: {}, redisKeysDeleted: 0, auditRowsRedacted: 0 };
+      const report = emptyErasureReport(userId);
       await this.sweep(userId, report);
       await new Promise((r) => setTimeout(r, this.opts.graceMs ?? 1000));
       await this.sweep(userId, report);

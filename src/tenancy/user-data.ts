@@ -27,6 +27,11 @@ export interface ErasureReport {
   auditRowsRedacted: number;
 }
 
+/** A report of an erasure that has deleted nothing yet (its parts add to it). */
+export function emptyErasureReport(userId: string): ErasureReport {
+  return { userId, nodesDeleted: 0, rowsDeleted: {}, redisKeysDeleted: 0, auditRowsRedacted: 0 };
+}
+
 /** What one part restored. */
 export interface ImportCounts {
   nodes: number;

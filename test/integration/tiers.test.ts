@@ -1,7 +1,7 @@
 import { keyPrincipal, userScope } from '../../src/access';
 import { createMnemograph, type Mnemograph } from '../../src/container';
 import { formatContext } from '../../src/retrieval';
-import { RedisUserKeys, type ExportLine } from '../../src/tenancy';
+import { emptyErasureReport, RedisUserKeys, type ExportLine } from '../../src/tenancy';
 import type { JobContext } from '../../src/worker';
 import { testConfig, uid } from '../support/stack';
 import { openHarness, type Harness } from './api-harness';
@@ -102,7 +102,7 @@ describe('short-term tier (fake clock)', () => {
     await session.set('mood', 'curious');
     await m.memory.shortTerm.write({ userId, sessionId: 'sess', key: 'plan', type: 'task_context', value: { step: 2 } });
     expect((await m.memory.tierStats(userId)).working.keys).toBeGreaterThan(0);
-    await new RedisUserKeys(m.redis, m.working).erase(userId, { userId, nodesDeleted: 0, rowsDeleted: {}, redisKeysDeleted: 0, auditRowsRedacted: 0 });
+    await new RedisUserKeys(m.redis, m.working).erase(userId, emptyErasureReport(userId));
     expect((await session.get('mood')) ?? null).toBeNull();
     expect((await m.memory.shortTerm.get({ userId, sessionId: 'sess', key: 'plan' })).value).toEqual({ step: 2 });
     expect(await m.memory.tierStats(userId)).toMatchObject({ working: { keys: 0 }, shortTerm: { entries: 1, sessions: 1 }, shared: { pools: expect.any(Number), entries: expect.any(Number) } });

@@ -1,11 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-
-const ROOT = join(__dirname, '..', '..');
-
-function tsFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? tsFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
-}
+import { ROOT, tsFiles } from '../support/source-files';
 
 // `MATCH (v:Label {id: …})…WHERE v.user_id …` (or a shared filter such as `WHERE ${RECALL_FILTER}`):
 // a node read by its id and then held to its owner.

@@ -1,13 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { ROOT, tsFiles } from '../support/source-files';
 import { OWNERS } from '../../src/ownership';
 import { declared, ownedNames, violations } from '../support/ownership-check';
-
-const ROOT = join(__dirname, '..', '..');
-
-function tsFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? tsFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
-}
 
 describe('one owner per node and table', () => {
   it('declares every label, relationship type and table once', () => {
