@@ -1,4 +1,5 @@
 import cliProgress from 'cli-progress';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createMnemograph, type Mnemograph } from '../src/container';
 import { luceneTerms } from '../src/infra/fulltext-scope';
 import { keywords } from '../src/retrieval';
@@ -18,6 +19,9 @@ const BARE_VECTOR = `CALL db.index.vector.queryNodes('turn_embeddings', toIntege
 const BARE_FULLTEXT = `CALL db.index.fulltext.queryNodes('turn_content_fulltext', $query, {limit: toInteger($k)}) YIELD node, score RETURN node.id AS id, score`;
 // $userId -> {n}
 const COUNT_TURNS = `MATCH (t:Turn) WHERE t.user_id = $userId RETURN count(t) AS n`;
+
+/** Nanoseconds (perf_hooks histograms) to milliseconds, one decimal. */
+const ms = (ns: number) => Math.round(ns / 1e5) / 10;
 
 /** remember()'s stage timings (`bundle.timings`) over many calls, and their p50/p95 per stage. */
 class StageTimings {
@@ -202,6 +206,10 @@ async function hotPathUnderLoad(
     const remember: number[] = [];
     const store: number[] = [];
     const stages = new StageTimings();
+    // How long the event loop was held (this process: the import's and consolidate's own work
+    // runs here too); a callback that is ready waits at least this long.
+    const loop = monitorEventLoopDelay({ resolution: 5 });
+    loop.enable();
     for (let i = 0; i < questions.length && !until(); i++) {
       let s = performance.now();
       const bundle = await m.memory.remember({ userId, query: questions[i]!, topK: 10 });
@@ -211,12 +219,14 @@ async function hotPathUnderLoad(
       await served.memory.storeTurn({ userId, conversationId, role: 'user', content: `${pool[(written++ * 31) % pool.length]!.content} (${label})` });
       store.push(performance.now() - s);
     }
+    loop.disable();
     return {
       remember_ms: percentiles(remember),
       store_turn_ms: percentiles(store),
       samples: remember.length,
       // Which stage of remember grows under load (the stages run concurrently, see remember_stage_ms).
       remember_stage_ms: stages.percentiles(),
+      event_loop_delay_ms: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) },
     };
   };
   embedder.bypass = true;
@@ -250,6 +260,7 @@ async function hotPathUnderLoad(
     while (busy.imported < Math.min(importTurns, 1_000)) await new Promise((r) => setTimeout(r, 100));
     const pendingAtStart = await pendingEmbeddings(m);
     const loaded = await measure('under load', () => busy.written);
+
     const pendingAtEnd = await pendingEmbeddings(m);
     // Then the import's turns are all stored and only their embedding (and consolidate) goes on.
     await importing;

@@ -355,6 +355,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
       await Promise.all([backgroundEmbedder.stop(), knowledgeEmbedder.stop()]);
       await reinforcer.close();
       await audit.close();
+      await extractor.close?.();
       await closeAll();
     },
   };

@@ -1,11 +1,10 @@
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { MnemographError } from '../errors';
 import type { EmbedOptions, Embedder } from './contract';
 import { DEFAULT_ONNX_BATCHING, assertUseLiteInstalled, type LocalModelSpec, type OnnxBatching } from './local-models';
-import type { LaneReport } from './thread-priority';
+import type { LaneReport } from '../infra/thread-priority';
+import { startWorkerThread } from '../infra/worker-thread';
 
 interface Job {
   texts: string[];
@@ -55,18 +54,12 @@ export class LocalEmbedder implements Embedder {
     this.dimensions = spec.dimensions;
     if (spec.runtime === 'use-lite') assertUseLiteInstalled();
     const name = spec.runtime === 'onnx' ? 'onnx-worker' : 'use-lite-worker';
-    const js = join(__dirname, `${name}.js`);
-    const file = existsSync(js) ? js : join(__dirname, `${name}.ts`);
     const reports: Array<Promise<LaneReport>> = [];
     // The interactive lane first: queries look for a free lane in this order.
     for (let i = 0; i <= Math.max(1, opts.threads ?? 2); i++) {
       const interactiveOnly = i === 0;
       const workerData = { spec, modelDir: opts.modelDir, mavenUrl: opts.mavenUrl, batching: opts.batching ?? DEFAULT_ONNX_BATCHING, niceSteps: interactiveOnly ? 0 : BACKGROUND_NICE };
-      // Running from TypeScript sources (tsx, ts-jest): load the worker through tsx's require hook
-      // (resolved here: an eval worker resolves from the working directory, which may be anywhere).
-      const worker = file.endsWith('.ts')
-        ? new Worker(`require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(file)});`, { eval: true, workerData })
-        : new Worker(file, { workerData });
+      const worker = startWorkerThread(__dirname, name, workerData);
       worker.unref();
       const lane: Lane = { worker, interactiveOnly, busy: false };
       let reported: (r: LaneReport) => void = () => undefined;

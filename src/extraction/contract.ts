@@ -106,6 +106,8 @@ export interface Extractor {
    * result; callers leave their input queued on rejection.
    */
   extract(window: ExtractionWindow): Promise<ExtractionResult>;
+  /** Releases what it holds (a thread); the composition root calls it once, when it closes. */
+  close?(): Promise<void>;
 }
 
 /** Receives the usage of every LLM call (persisted to `llm_usage` by the composition root). */

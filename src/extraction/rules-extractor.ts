@@ -551,9 +551,12 @@ interface WindowState {
   selfNames: Map<string, string>;
 }
 
+/** The rules' version, as extractions and usage rows name it. */
+export const RULES_MODEL = 'rules-v2';
+
 export class RulesExtractor implements Extractor {
   readonly provider = 'rules' as const;
-  readonly model = 'rules-v2';
+  readonly model = RULES_MODEL;
   constructor(private readonly opts: RulesExtractorOptions = {}) {}
 
   async extract(window: ExtractionWindow): Promise<ExtractionResult> {

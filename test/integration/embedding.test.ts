@@ -8,7 +8,7 @@ import AdmZip from 'adm-zip';
 import { OpenAIEmbedder } from '../../src/embedding/openai-embedder';
 import { createEmbedder, type Embedder } from '../../src/embedding';
 import { BACKGROUND_NICE, LocalEmbedder } from '../../src/embedding/local-embedder';
-import { threadNice } from '../../src/embedding/thread-priority';
+import { threadNice } from '../../src/infra/thread-priority';
 import { ensureModelFiles, type OnnxModelSpec } from '../../src/embedding/local-models';
 import { startOpenAICompatibleServer, vectorFor } from '../support/openai-compatible-server';
 import { testConfig } from '../support/stack';
