@@ -235,6 +235,9 @@ async function hotPathUnderLoad(
   const background = await createMnemograph({ ...m.config, embedding: { ...m.config.embedding, mode: 'deferred' } }, { embedder, log: m.log, gate: m.gate });
   served = background;
   try {
+    // The measured user's knowledge is learned first, so quiet recalls run the same sources as
+    // busy ones (consolidation below would otherwise learn it while the busy phases measure).
+    const learned = await background.memory.consolidate({ userIds: [userId] });
     for (let i = 0; i < 20; i++) await m.memory.remember({ userId, query: questions[i % questions.length]!, topK: 10 });
     const quiet = await measure('quiet');
     const importing = (async () => {
@@ -278,8 +281,9 @@ async function hotPathUnderLoad(
       embeddings_pending: { at_start: pendingAtStart, at_end: pendingAtEnd },
       background_embedded_while_measured: embeddedBefore,
       consolidate_runs: busy.consolidateRuns,
+      measured_user_consolidated_first: { status: learned.status, stats: learned.stats, seconds: Math.round(learned.durationMs / 100) / 10 },
       budgets_ms: { remember_p95: 50, store_turn_p95: 25 },
-      note: 'one caller alternating remember (topK 10) and storeTurn (deferred embedding, as served: the text is embedded in the background), each text embedded for real; the busy phase imports turns of another user in batches of 500 with deferred embedding (embedded by the background embedder at background priority on the same embedder) and runs consolidate in a loop, and measures only while the import still writes (samples: how many pairs); busy_embedding is measured once the import is stored, while its backlog embeds and consolidate still loops',
+      note: 'the measured user consolidated first (its facts and entities learned, so every phase recalls from the same sources); one caller alternating remember (topK 10) and storeTurn (deferred embedding, as served: the text is embedded in the background), each text embedded for real; the busy phase imports turns of another user in batches of 500 with deferred embedding (embedded by the background embedder at background priority on the same embedder) and runs consolidate in a loop, and measures only while the import still writes (samples: how many pairs); busy_embedding is measured once the import is stored, while its backlog embeds and consolidate still loops',
     };
   } finally {
     busy.stop = true;
