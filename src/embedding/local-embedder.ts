@@ -3,7 +3,7 @@ import type { Worker } from 'node:worker_threads';
 import { MnemographError } from '../errors';
 import type { EmbedOptions, Embedder } from './contract';
 import { DEFAULT_ONNX_BATCHING, assertUseLiteInstalled, type LocalModelSpec, type OnnxBatching } from './local-models';
-import type { LaneReport } from '../infra/thread-priority';
+import { BACKGROUND_NICE, type LaneReport } from '../infra/thread-priority';
 import { startWorkerThread } from '../infra/worker-thread';
 
 interface Job {
@@ -24,8 +24,6 @@ interface Lane {
 const CLOSE_GRACE_MS = 5_000;
 /** Background texts per message to a worker thread (a query waits for at most one such piece). */
 const BACKGROUND_PIECE = 4;
-/** How many nice steps the background lanes run below the process: under load the kernel gives the request path the cores first. */
-export const BACKGROUND_NICE = 10;
 
 /**
  * The offline embedder: a local model (see local-models.ts) in worker threads, so embedding

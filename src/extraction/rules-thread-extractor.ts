@@ -1,12 +1,9 @@
 import type { Worker } from 'node:worker_threads';
 import { MnemographError } from '../errors';
-import type { LaneReport } from '../infra/thread-priority';
+import { BACKGROUND_NICE, type LaneReport } from '../infra/thread-priority';
 import { startWorkerThread } from '../infra/worker-thread';
 import type { ExtractionResult, ExtractionWindow, Extractor } from './contract';
 import { RULES_MODEL, type RulesExtractorOptions } from './rules-extractor';
-
-/** How many nice steps below the process the rules run: the background lanes' value. */
-export const EXTRACTION_NICE = 10;
 
 interface Pending {
   resolve: (result: ExtractionResult) => void;
@@ -34,7 +31,7 @@ export class RulesThreadExtractor implements Extractor {
 
   constructor(
     private readonly options: RulesExtractorOptions = {},
-    private readonly niceSteps = EXTRACTION_NICE,
+    private readonly niceSteps = BACKGROUND_NICE,
   ) {}
 
   extract(window: ExtractionWindow): Promise<ExtractionResult> {

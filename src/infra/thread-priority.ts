@@ -9,6 +9,12 @@ export interface LaneReport {
   error?: string;
 }
 
+/**
+ * How many nice steps below the process background threads run (the embedder's background
+ * lanes, the rules extractor): under load the kernel gives the request path the cores first.
+ */
+export const BACKGROUND_NICE = 10;
+
 /** The highest nice value (the lowest priority) the kernel takes. */
 const MAX_NICE = 19;
 

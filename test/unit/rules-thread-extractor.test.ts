@@ -1,5 +1,4 @@
-import { threadNice } from '../../src/infra/thread-priority';
-import { EXTRACTION_NICE } from '../../src/extraction/rules-thread-extractor';
+import { BACKGROUND_NICE, threadNice } from '../../src/infra/thread-priority';
 import { RulesExtractor, RulesThreadExtractor, type ExtractionResult, type ExtractionWindow } from '../../src/extraction';
 import { MnemographError } from '../../src/errors';
 
@@ -32,12 +31,12 @@ describe('the rules extractor on its own thread', () => {
     expect(threaded).toMatchObject({ provider: 'rules', model: inline.model });
   });
 
-  it('runs on a thread of its own, EXTRACTION_NICE steps below the process', async () => {
+  it('runs on a thread of its own, BACKGROUND_NICE steps below the process', async () => {
     const report = await threaded.threadReport();
     expect(report.error).toBeUndefined();
     expect(report.tid).not.toBe(process.pid);
     // Relative to the process's own priority (CI may run the whole suite niced).
-    expect(threadNice(report.tid!)).toBe(Math.min(19, threadNice(process.pid) + EXTRACTION_NICE));
+    expect(threadNice(report.tid!)).toBe(Math.min(19, threadNice(process.pid) + BACKGROUND_NICE));
   });
 
   it('fails the windows under way when its thread dies, and starts a new one for the next', async () => {
