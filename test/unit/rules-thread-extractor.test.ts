@@ -1,5 +1,6 @@
 import { BACKGROUND_NICE, threadNice } from '../../src/infra/thread-priority';
-import { RulesExtractor, RulesThreadExtractor, type ExtractionResult, type ExtractionWindow } from '../../src/extraction';
+import { createExtractor, RulesExtractor, RulesThreadExtractor, type ExtractionConfig, type ExtractionResult, type ExtractionWindow } from '../../src/extraction';
+import { createLogger } from '../../src/infra/logger';
 import { MnemographError } from '../../src/errors';
 
 const at = '2023-05-08T12:00:00.000Z';
@@ -50,6 +51,12 @@ describe('the rules extractor on its own thread', () => {
     await expect(underWay).rejects.toMatchObject({ code: 'EXTRACTION_FAILED' });
     expect(comparable(await dying.extract(windows[1]!))).toEqual(comparable(await new RulesExtractor().extract(windows[1]!)));
     await dying.close();
+  });
+
+  it('is what the composition root gets for EXTRACTION_PROVIDER=rules', async () => {
+    const configured = createExtractor({ provider: 'rules' } as ExtractionConfig, { log: createLogger('silent') });
+    expect(configured).toBeInstanceOf(RulesThreadExtractor);
+    await configured.close?.();
   });
 
   it('refuses windows once closed, with a typed error', async () => {
