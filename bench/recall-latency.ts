@@ -263,7 +263,6 @@ async function hotPathUnderLoad(
     while (busy.imported < Math.min(importTurns, 1_000)) await new Promise((r) => setTimeout(r, 100));
     const pendingAtStart = await pendingEmbeddings(m);
     const loaded = await measure('under load', () => busy.written);
-
     const pendingAtEnd = await pendingEmbeddings(m);
     // Then the import's turns are all stored and only their embedding (and consolidate) goes on.
     await importing;
