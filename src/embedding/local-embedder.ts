@@ -4,7 +4,7 @@ import { MnemographError } from '../errors';
 import type { EmbedOptions, Embedder } from './contract';
 import { DEFAULT_ONNX_BATCHING, assertUseLiteInstalled, type LocalModelSpec, type OnnxBatching } from './local-models';
 import { BACKGROUND_NICE, type LaneReport } from '../infra/thread-priority';
-import { startWorkerThread } from '../infra/worker-thread';
+import { laneReport, startWorkerThread } from '../infra/worker-thread';
 
 interface Job {
   texts: string[];
@@ -60,13 +60,9 @@ export class LocalEmbedder implements Embedder {
       const worker = startWorkerThread(__dirname, name, workerData);
       worker.unref();
       const lane: Lane = { worker, interactiveOnly, busy: false };
-      let reported: (r: LaneReport) => void = () => undefined;
-      reports.push(new Promise((resolve) => (reported = resolve)));
+      reports.push(laneReport(worker));
       worker.on('message', (msg: { lane?: LaneReport; vectors?: number[][]; error?: string }) => {
-        if (msg.lane) {
-          reported(msg.lane);
-          return;
-        }
+        if (msg.lane) return;
         const job = lane.pending;
         lane.pending = undefined;
         lane.busy = false;
@@ -80,7 +76,6 @@ export class LocalEmbedder implements Embedder {
         lane.pending?.reject(new MnemographError('EMBEDDING_FAILED', 'upstream', `local embedding worker crashed: ${err.message}`));
         lane.pending = undefined;
         lane.busy = false;
-        reported({ nice: 0, error: err.message });
       });
       this.lanes.push(lane);
     }

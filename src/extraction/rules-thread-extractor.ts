@@ -1,7 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import { MnemographError } from '../errors';
 import { BACKGROUND_NICE, type LaneReport } from '../infra/thread-priority';
-import { startWorkerThread } from '../infra/worker-thread';
+import { laneReport, startWorkerThread } from '../infra/worker-thread';
 import type { ExtractionResult, ExtractionWindow, Extractor } from './contract';
 import { RULES_MODEL, type RulesExtractorOptions } from './rules-extractor';
 
@@ -63,10 +63,9 @@ export class RulesThreadExtractor implements Extractor {
     if (this.worker) return this.worker;
     const worker = startWorkerThread(__dirname, 'rules-thread', { options: this.options, niceSteps: this.niceSteps });
     worker.unref();
-    let reported: (r: LaneReport) => void = () => undefined;
-    this.report = new Promise((resolve) => (reported = resolve));
-    worker.on('message', (msg: { thread?: LaneReport; id?: number; result?: ExtractionResult; error?: string }) => {
-      if (msg.thread) return reported(msg.thread);
+    this.report = laneReport(worker);
+    worker.on('message', (msg: { lane?: LaneReport; id?: number; result?: ExtractionResult; error?: string }) => {
+      if (msg.lane) return;
       const job = this.pending.get(msg.id!);
       this.pending.delete(msg.id!);
       if (msg.error !== undefined || !msg.result) job?.reject(failed(`rules extraction failed: ${msg.error}`));
@@ -75,7 +74,6 @@ export class RulesThreadExtractor implements Extractor {
     });
     const lost = (reason: string) => {
       if (this.worker !== worker) return;
-      reported({ nice: 0, error: reason });
       this.fail(failed(`the rules extractor's thread stopped: ${reason}; the input stays queued`));
     };
     worker.on('error', (err) => lost(err.message));

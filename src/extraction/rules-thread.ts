@@ -5,11 +5,11 @@ import { RulesExtractor, type RulesExtractorOptions } from './rules-extractor';
 
 /**
  * The rules extractor's thread (see rules-thread-extractor.ts). Messages: {id, window} ->
- * {id, result} | {id, error}, answered in order; first, {thread} with the thread's id and nice
+ * {id, result} | {id, error}, answered in order; first, {lane} with the thread's id and nice
  * value (`niceSteps` below the process).
  */
 const { options, niceSteps } = workerData as { options: RulesExtractorOptions; niceSteps: number };
-parentPort?.postMessage({ thread: lowerThreadPriority(niceSteps) });
+parentPort?.postMessage({ lane: lowerThreadPriority(niceSteps) });
 const extractor = new RulesExtractor(options);
 
 // compromise builds its tagger on the first text it reads (~0.5 s): here, at the thread's
