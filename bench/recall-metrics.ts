@@ -12,6 +12,10 @@ export interface QuestionScores {
   session_recall_at_10?: number;
   session_any_at_5?: number;
   session_any_at_10?: number;
+  /** Knowledge runs: a fact among the first 10 recalled was learned from a gold turn. */
+  fact_hit_at_10?: number;
+  /** Knowledge runs: the share of gold turns some fact among the first 10 was learned from. */
+  fact_evidence_recall_at_10?: number;
 }
 
 export const sessionOf = (turnKey: string) => turnKey.slice(0, turnKey.lastIndexOf('#'));
@@ -48,6 +52,18 @@ export function scoreQuestion(ranked: string[], goldTurns: string[], goldSession
     out.session_any_at_10 = sessions.slice(0, 10).some((s) => gold.has(s)) ? 1 : 0;
   }
   return out;
+}
+
+/**
+ * Knowledge runs: the recalled facts scored by where they were learned. `factSources` holds
+ * the turn key of each recalled fact's source turn in rank order (undefined: none known).
+ * Without gold turns nothing is scored; a question that recalled no fact scores 0.
+ */
+export function scoreFacts(factSources: Array<string | undefined>, goldTurns: string[]): QuestionScores {
+  if (goldTurns.length === 0) return {};
+  const gold = new Set(goldTurns);
+  const found = new Set(factSources.slice(0, 10).filter((t): t is string => t !== undefined && gold.has(t)));
+  return { fact_hit_at_10: found.size > 0 ? 1 : 0, fact_evidence_recall_at_10: found.size / gold.size };
 }
 
 /** Published LoCoMo protocol: a question without evidence counts 1.0. */

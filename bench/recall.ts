@@ -22,7 +22,7 @@ import { createEmbedder } from '../src/embedding';
 import type { Techniques } from '../src/retrieval';
 import { CachingEmbedder } from './recall-embedding-cache';
 import { loadLocomo, loadLongMemEval, turnKey, type BenchDataset, defaultLocomoPath } from './recall-datasets';
-import { average, percentiles, publishedSessionRecall, scoreQuestion, type QuestionScores } from './recall-metrics';
+import { average, percentiles, publishedSessionRecall, scoreFacts, scoreQuestion, type QuestionScores } from './recall-metrics';
 import { deleteUsers } from './recall-cleanup';
 import { runLatency } from './recall-latency';
 
@@ -63,6 +63,7 @@ interface Options {
   turns: string;
   queries: string;
   poolEntries: string;
+  knowledge?: boolean;
 }
 
 async function main(): Promise<void> {
@@ -74,6 +75,7 @@ async function main(): Promise<void> {
     .option('--limit <n>', 'only the first n questions (quick runs)')
     .option('--keep', 'keep the ingested users instead of deleting them afterwards')
     .option('--reuse <run>', 'ask the questions of users an earlier --keep run left (its setup.run id) instead of ingesting; keeps them')
+    .option('--knowledge', 'consolidate the users first (the configured extractor learns facts and entities), then also score the recalled facts by the turns they were learned from')
     .option('--repeat <n>', 'ask every question n times (more latency samples; recall figures are from the first round)', '1')
     .option('--out <file>', 'result file (default bench/results/recall-<dataset>.json)')
     .option('--turns <n>', 'latency: stored turns for the one user', '100000')
@@ -109,6 +111,7 @@ async function main(): Promise<void> {
       keep: opts.keep === true || opts.reuse !== undefined,
       reuse: opts.reuse,
       repeat: Number(opts.repeat),
+      knowledge: opts.knowledge === true,
     });
     result.embedding_cache = { hits: embedder.hits, misses: embedder.misses };
     write(opts.out ?? join(ROOT, `bench/results/recall-${dataset.name}.json`), result);
@@ -129,7 +132,7 @@ interface RecallResult {
 export async function runRecall(
   m: Mnemograph,
   ds: BenchDataset,
-  opts: { systems: string[]; depth: number; limit?: number; keep: boolean; reuse?: string; repeat?: number; quiet?: boolean },
+  opts: { systems: string[]; depth: number; limit?: number; keep: boolean; reuse?: string; repeat?: number; quiet?: boolean; knowledge?: boolean },
 ): Promise<RecallResult> {
   const run = opts.reuse ?? `rb${Date.now().toString(36)}`;
   const userOf = (convKey: string) => `${run}-${convKey}`;
@@ -168,6 +171,13 @@ export async function runRecall(
   };
   if (!opts.reuse) await Promise.all([lane(), lane()]);
   const ingestSeconds = (performance.now() - t0) / 1000;
+  const knowledge = opts.knowledge
+    ? await learnKnowledge(
+        m,
+        ds.conversations.map((c) => userOf(c.key)),
+        run,
+      )
+    : undefined;
 
   // The moment questions are asked: the record's own date, or a day after the conversation.
   const lastDate = new Map(ds.conversations.map((c) => [c.key, c.sessions[c.sessions.length - 1]?.date ?? new Date().toISOString()]));
@@ -175,7 +185,6 @@ export async function runRecall(
   const queryBar = bars?.create(questions.length * opts.systems.length * Math.max(1, opts.repeat ?? 1), 0, { stage: 'recall ' });
   const perSystem = new Map<string, { scores: Array<{ cat: string; s: QuestionScores }>; published: number[]; ms: number[] }>();
   for (const name of opts.systems) perSystem.set(name, { scores: [], published: [], ms: [] });
-  const runPrefix = `${run}-`;
   const rounds = Math.max(1, opts.repeat ?? 1);
   for (const [round, q] of Array.from({ length: rounds }, (_, r) => questions.map((q) => [r, q] as const)).flat()) {
     const asOf = q.askedAt ?? new Date(Date.parse(lastDate.get(q.conversationKey)!) + 86_400_000).toISOString();
@@ -185,12 +194,20 @@ export async function runRecall(
       const start = performance.now();
       const bundle = await m.memory.remember({ userId: userOf(q.conversationKey), query: q.question, topK: opts.depth, asOf, techniques });
       const ms = performance.now() - start;
-      const ranked = bundle.turns.map((t) => turnKey(t.turn.conversationId.slice(runPrefix.length), t.turn.index));
+      const ranked = bundle.turns.map((t) => keyOf(t.turn, run));
       const acc = perSystem.get(name)!;
       acc.ms.push(ms);
       queryBar?.increment();
       if (round > 0) continue; // later rounds add latency samples only
-      if (q.scored) acc.scores.push({ cat: q.category, s: scoreQuestion(ranked, q.goldTurns, q.goldSessions) });
+      if (q.scored) {
+        const facts = knowledge
+          ? scoreFacts(
+              bundle.facts.map((f) => knowledge.turnKeys.get(String(f.data?.sourceTurnId))),
+              q.goldTurns,
+            )
+          : {};
+        acc.scores.push({ cat: q.category, s: { ...scoreQuestion(ranked, q.goldTurns, q.goldSessions), ...facts } });
+      }
       if (q.publishedGoldSessions) acc.published.push(publishedSessionRecall(ranked, q.publishedGoldSessions));
     }
   }
@@ -216,6 +233,7 @@ export async function runRecall(
     depth: opts.depth,
     ingest_seconds: opts.reuse ? null : Math.round(ingestSeconds * 10) / 10,
     rounds: Math.max(1, opts.repeat ?? 1),
+    knowledge: knowledge?.learned,
     recall_settings: m.config.recall,
     embedding: `${m.embedder.provider}/${m.embedder.model}`,
     run,
@@ -229,6 +247,35 @@ export async function runRecall(
   return result;
 }
 
+const runPrefix = (run: string) => `${run}-`;
+/** A turn's key in the dataset (`<session key>#<index>`): its conversation id is the run's prefix and the session key. */
+const keyOf = (t: { conversationId: string; index: number }, run: string) => turnKey(t.conversationId.slice(runPrefix(run).length), t.index);
+
+/**
+ * Consolidates the run's users with the configured extractor (the worker's consolidate job),
+ * then maps every turn id of theirs to its dataset key, so that a recalled fact is scored by
+ * the turn it was learned from.
+ */
+async function learnKnowledge(m: Mnemograph, userIds: string[], run: string): Promise<{ turnKeys: Map<string, string>; learned: Record<string, unknown> }> {
+  const t0 = performance.now();
+  const job = await m.memory.consolidate({ userIds });
+  const [counts] = await m.neo4j.read<{ facts: number; entities: number }>(
+    `MATCH (n) WHERE (n:Fact OR n:Entity) AND n.user_id IN $userIds
+     RETURN count(CASE WHEN n:Fact THEN 1 END) AS facts, count(CASE WHEN n:Entity THEN 1 END) AS entities`,
+    { userIds },
+    { subsystem: 'bench', op: 'knowledgeCounts' },
+  );
+  const rows = await m.neo4j.read<{ id: string; conversationId: string; index: number }>(
+    'MATCH (t:Turn) WHERE t.user_id IN $userIds RETURN t.id AS id, t.conversation_id AS conversationId, t.index AS index',
+    { userIds },
+    { subsystem: 'bench', op: 'turnKeys' },
+  );
+  return {
+    turnKeys: new Map(rows.map((r) => [r.id, keyOf(r, run)])),
+    learned: { status: job.status, seconds: Math.round((performance.now() - t0) / 100) / 10, facts: counts?.facts ?? 0, entities: counts?.entities ?? 0, extractor: m.extractor.model },
+  };
+}
+
 function write(file: string, result: unknown): void {
   mkdirSync(resolve(file, '..'), { recursive: true });
   writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
@@ -236,7 +283,18 @@ function write(file: string, result: unknown): void {
 }
 
 function printTable(r: RecallResult): void {
-  const cols = ['turn_recall_at_5', 'turn_recall_at_10', 'hit_at_10', 'ndcg_at_10', 'mrr', 'session_recall_at_10', 'session_any_at_5', 'session_any_at_10'];
+  const cols = [
+    'turn_recall_at_5',
+    'turn_recall_at_10',
+    'hit_at_10',
+    'ndcg_at_10',
+    'mrr',
+    'session_recall_at_10',
+    'session_any_at_5',
+    'session_any_at_10',
+    'fact_hit_at_10',
+    'fact_evidence_recall_at_10',
+  ];
   const rows: string[] = [`| system | scope | n | ${cols.join(' | ')} |`, `|${' --- |'.repeat(cols.length + 3)}`];
   for (const [name, s] of Object.entries(r.systems)) {
     const line = (scope: string, m: Record<string, unknown>) => `| ${name} | ${scope} | ${String(m.n)} | ${cols.map((c) => (typeof m[c] === 'number' ? m[c].toFixed(3) : '-')).join(' | ')} |`;

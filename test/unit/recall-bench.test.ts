@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { defaultLocomoPath, loadLocomo, loadLongMemEval, normaliseEvidence, parseLocomoDate, parseLongMemEvalDate } from '../../bench/recall-datasets';
-import { average, percentiles, publishedSessionRecall, rankSessions, scoreQuestion } from '../../bench/recall-metrics';
+import { average, percentiles, publishedSessionRecall, rankSessions, scoreFacts, scoreQuestion } from '../../bench/recall-metrics';
 
 describe('recall benchmark metrics', () => {
   it('computes turn recall, hit, nDCG and MRR against gold turns', () => {
@@ -23,6 +23,14 @@ describe('recall benchmark metrics', () => {
   it('scores misses as zero and leaves out metrics without gold', () => {
     expect(scoreQuestion(['a#1'], ['b#1'], [])).toEqual({ turn_recall_at_5: 0, turn_recall_at_10: 0, hit_at_10: 0, ndcg_at_10: 0, mrr: 0 });
     expect(scoreQuestion(['a#1'], [], ['a'])).toEqual({ session_recall_at_10: 1, session_any_at_5: 1, session_any_at_10: 1 });
+  });
+
+  it('scores recalled facts by the gold turns they were learned from, in the first 10', () => {
+    const sources = ['a#1', undefined, 'b#2', 'a#1', ...Array.from({ length: 6 }, () => 'z#0'), 'c#3'];
+    expect(scoreFacts(sources, ['b#2', 'c#3'])).toEqual({ fact_hit_at_10: 1, fact_evidence_recall_at_10: 0.5 });
+    expect(scoreFacts(sources, ['c#3'])).toEqual({ fact_hit_at_10: 0, fact_evidence_recall_at_10: 0 });
+    expect(scoreFacts([], ['c#3'])).toEqual({ fact_hit_at_10: 0, fact_evidence_recall_at_10: 0 });
+    expect(scoreFacts(sources, [])).toEqual({});
   });
 
   it('counts a question without evidence as 1.0 under the published protocol', () => {
