@@ -160,8 +160,8 @@ export class HybridRecallEngine implements RecallEngine {
 
     // Turns are embedded as "speaker: content", so a name in the query pulls every turn of
     // that speaker and every turn that greets them; as in full-text, the turn search leaves
-    // the names of the user's speakers out (the speaker boost uses them). The sources, whose
-    // facts and entities are about those people, get the query as asked.
+    // the names of the user's speakers out (the speaker boost uses them). The sources get the
+    // query as asked for their full-text searches.
     const turnVector = q.includeEpisodic && this.generators.some((g) => g.usesEmbedding && g.enabled(turns));
     // Read from the user's conversations on their first recall here, then refreshed in the background.
     const speakerNames = tech.speakerBoost ? await this.speakers.get(scope, (read) => timed('speakers', read, [] as string[])) : undefined;
@@ -172,14 +172,16 @@ export class HybridRecallEngine implements RecallEngine {
     const turnEmbedding = turnVector ? timed('embed', async () => embedOne(await turnText), undefined) : Promise.resolve(undefined);
     // Asked while the query is embedded; unknown (no presence check, or it failed) = search all.
     const present = sources.length > 0 && this.d.presence ? timed('presence', () => this.d.presence!.kinds(scope), undefined) : Promise.resolve(undefined);
-    // The sources' vector is the turn search's when the texts agree; otherwise it is embedded
-    // while Neo4j searches the turns, and only when the user holds something the sources find.
+    // The sources search with the turn search's vector (one query embedding per recall; the
+    // speakers' names it leaves out still reach facts and entities through their full-text
+    // search: docs/recall-tuning.md, session 21). Without a turn vector the query is embedded
+    // for them alone, and only when the user holds something they find.
     const embedding =
       sources.length === 0
         ? Promise.resolve(undefined)
-        : Promise.all([asked, turnText, present]).then(([a, t, kinds]) =>
-            kinds && !sources.some((src) => kinds.has(src.kind)) ? undefined : turnVector && a === t ? turnEmbedding : timed('embedItems', () => embedOne(a), undefined),
-          );
+        : turnVector
+          ? turnEmbedding
+          : Promise.all([asked, present]).then(([a, kinds]) => (kinds && !sources.some((src) => kinds.has(src.kind)) ? undefined : timed('embedItems', () => embedOne(a), undefined)));
 
     // LLM techniques without an LLM fall back to their offline path, and say so.
     if (tech.rerank && !this.d.reranker) degraded.push('rerank: no reranker configured; fused order kept');
