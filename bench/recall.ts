@@ -247,9 +247,8 @@ export async function runRecall(
   return result;
 }
 
-const runPrefix = (run: string) => `${run}-`;
-/** A turn's key in the dataset (`<session key>#<index>`): its conversation id is the run's prefix and the session key. */
-const keyOf = (t: { conversationId: string; index: number }, run: string) => turnKey(t.conversationId.slice(runPrefix(run).length), t.index);
+/** A turn's key in the dataset (`<session key>#<index>`): its conversation id is `<run>-<session key>`. */
+const keyOf = (t: { conversationId: string; index: number }, run: string) => turnKey(t.conversationId.slice(run.length + 1), t.index);
 
 /**
  * Consolidates the run's users with the configured extractor (the worker's consolidate job),
@@ -260,8 +259,9 @@ async function learnKnowledge(m: Mnemograph, userIds: string[], run: string): Pr
   const t0 = performance.now();
   const job = await m.memory.consolidate({ userIds });
   const [counts] = await m.neo4j.read<{ facts: number; entities: number }>(
-    `MATCH (n) WHERE (n:Fact OR n:Entity) AND n.user_id IN $userIds
-     RETURN count(CASE WHEN n:Fact THEN 1 END) AS facts, count(CASE WHEN n:Entity THEN 1 END) AS entities`,
+    `CALL { MATCH (f:Fact) WHERE f.user_id IN $userIds RETURN count(f) AS facts }
+     CALL { MATCH (e:Entity) WHERE e.user_id IN $userIds RETURN count(e) AS entities }
+     RETURN facts, entities`,
     { userIds },
     { subsystem: 'bench', op: 'knowledgeCounts' },
   );
