@@ -25,6 +25,7 @@ import { loadLocomo, loadLongMemEval, turnKey, type BenchDataset, defaultLocomoP
 import { average, percentiles, publishedSessionRecall, scoreFacts, scoreQuestion, type QuestionScores } from './recall-metrics';
 import { deleteUsers } from './recall-cleanup';
 import { runLatency } from './recall-latency';
+import { Neo4jUserGraph } from '../src/tenancy';
 
 const ROOT = resolve(__dirname, '..');
 
@@ -258,13 +259,8 @@ const keyOf = (t: { conversationId: string; index: number }, run: string) => tur
 async function learnKnowledge(m: Mnemograph, userIds: string[], run: string): Promise<{ turnKeys: Map<string, string>; learned: Record<string, unknown> }> {
   const t0 = performance.now();
   const job = await m.memory.consolidate({ userIds });
-  const [counts] = await m.neo4j.read<{ facts: number; entities: number }>(
-    `CALL { MATCH (f:Fact) WHERE f.user_id IN $userIds RETURN count(f) AS facts }
-     CALL { MATCH (e:Entity) WHERE e.user_id IN $userIds RETURN count(e) AS entities }
-     RETURN facts, entities`,
-    { userIds },
-    { subsystem: 'bench', op: 'knowledgeCounts' },
-  );
+  const counts = [...(await new Neo4jUserGraph(m.neo4j).nodeCounts(userIds)).values()];
+  const total = (label: string) => counts.reduce((n, c) => n + (c[label] ?? 0), 0);
   const rows = await m.neo4j.read<{ id: string; conversationId: string; index: number }>(
     'MATCH (t:Turn) WHERE t.user_id IN $userIds RETURN t.id AS id, t.conversation_id AS conversationId, t.index AS index',
     { userIds },
@@ -272,7 +268,7 @@ async function learnKnowledge(m: Mnemograph, userIds: string[], run: string): Pr
   );
   return {
     turnKeys: new Map(rows.map((r) => [r.id, keyOf(r, run)])),
-    learned: { status: job.status, seconds: Math.round((performance.now() - t0) / 100) / 10, facts: counts?.facts ?? 0, entities: counts?.entities ?? 0, extractor: m.extractor.model },
+    learned: { status: job.status, seconds: Math.round((performance.now() - t0) / 100) / 10, facts: total('Fact'), entities: total('Entity'), extractor: m.extractor.model },
   };
 }
 
