@@ -8,6 +8,9 @@ import { defaultLocomoPath, loadLocomo } from './recall-datasets';
 import { percentiles } from './recall-metrics';
 import { deleteUsers } from './recall-cleanup';
 import { keyPrincipal } from '../src/access';
+import { PACKAGE_ROOT } from '../src/package-info';
+import { neo4jPaths, readPid } from '../src/stack/neo4j-process';
+import { MS_PER_TICK, processTicks, threadTicks } from './proc-cpu';
 
 const PER_CONVERSATION = 100;
 const BATCH = 1_000;
@@ -202,7 +205,9 @@ async function hotPathUnderLoad(
   // storeTurn as the service serves it: deferred embedding (the bench's own facade embeds inline).
   let served: Mnemograph = m;
   // `until`: stop early once it holds (the busy phase measures only while the import still writes).
+  const neo4jPid = readPid(neo4jPaths(PACKAGE_ROOT, m.config));
   const measure = async (label: string, until: () => boolean = () => false) => {
+    const cpu = cpuMeter(neo4jPid);
     const remember: number[] = [];
     const store: number[] = [];
     const stages = new StageTimings();
@@ -220,6 +225,7 @@ async function hotPathUnderLoad(
       store.push(performance.now() - s);
     }
     loop.disable();
+    const cores = cpu();
     return {
       remember_ms: percentiles(remember),
       store_turn_ms: percentiles(store),
@@ -227,6 +233,9 @@ async function hotPathUnderLoad(
       // Which stage of remember grows under load (the stages run concurrently, see remember_stage_ms).
       remember_stage_ms: stages.percentiles(),
       event_loop_delay_ms: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) },
+      // Cores busy on average: this process (both facades, the embedder's threads, the rules
+      // thread) and the embedded Neo4j, with its JIT compiler threads apart.
+      cpu_cores: cores,
     };
   };
   embedder.bypass = true;
@@ -296,4 +305,19 @@ async function hotPathUnderLoad(
 const PENDING = 'MATCH (t:Turn) WHERE t.embedding_pending = true RETURN count(t) AS n';
 async function pendingEmbeddings(m: Mnemograph): Promise<number> {
   return (await m.neo4j.read<{ n: number }>(PENDING, {}, { subsystem: 'bench', op: 'pending' }))[0]?.n ?? 0;
+}
+
+/** Starts measuring; the returned function gives the cores used since, on average (Linux /proc; Neo4j's only when it is the stack's own). */
+function cpuMeter(neo4jPid: number | undefined): () => Record<string, number> {
+  const JIT = /CompilerThre/;
+  const read = () => ({
+    process: processTicks(process.pid),
+    ...(neo4jPid ? { neo4j: processTicks(neo4jPid), neo4j_jit: threadTicks(neo4jPid, JIT) } : {}),
+  });
+  const t0 = performance.now();
+  const before: Record<string, number> = read();
+  return () => {
+    const elapsed = performance.now() - t0;
+    return Object.fromEntries(Object.entries(read()).map(([k, v]) => [k, Math.round(((v - before[k]!) * MS_PER_TICK * 100) / elapsed) / 100]));
+  };
 }

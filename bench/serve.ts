@@ -16,7 +16,7 @@
  *   npm run bench:serve -- --node-args=--cpu-prof --node-args=--cpu-prof-dir=/tmp/prof
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Command } from 'commander';
@@ -29,6 +29,7 @@ import { neo4jPaths, readPid } from '../src/stack/neo4j-process';
 import { PgTenantStore } from '../src/tenancy';
 import { defaultLocomoPath, loadLocomo } from './recall-datasets';
 import { percentiles } from './recall-metrics';
+import { MS_PER_TICK, processTicks, ticksByComm } from './proc-cpu';
 
 interface Options {
   clients: string;
@@ -179,8 +180,7 @@ async function main(): Promise<void> {
     const { lat, errors } = await load(Number(opts.seconds) * 1000);
     const seconds = (performance.now() - t0) / 1000;
     const after = processes.map((p) => p.ticks());
-    const tick = 1000 / 100; // USER_HZ
-    const cpuMsPerRecall = Object.fromEntries(processes.map((p, i) => [p.name, Math.round((((after[i]! - before[i]!) * tick) / lat.length) * 100) / 100]));
+    const cpuMsPerRecall = Object.fromEntries(processes.map((p, i) => [p.name, Math.round((((after[i]! - before[i]!) * MS_PER_TICK) / lat.length) * 100) / 100]));
     result.saturation = {
       clients,
       seconds: Math.round(seconds),
@@ -276,28 +276,12 @@ function apiClient(base: string, key: string) {
 /** CPU clock ticks (utime + stime) of the processes that serve a recall. */
 function cpuSources(config: ReturnType<typeof loadConfig>, apiPid: number): Array<{ name: string; ticks: () => number }> {
   const neo4jPid = readPid(neo4jPaths(ROOT, config));
-  const byComm = (comm: string) => () =>
-    readdirSync('/proc')
-      .filter((d) => /^\d+$/.test(d))
-      .reduce((sum, pid) => (readStat(Number(pid))?.comm === comm ? sum + readStat(Number(pid))!.ticks : sum), 0);
   return [
-    { name: 'api', ticks: () => readStat(apiPid)?.ticks ?? 0 },
-    ...(neo4jPid ? [{ name: 'neo4j', ticks: () => readStat(neo4jPid)?.ticks ?? 0 }] : []),
-    { name: 'postgres', ticks: byComm('postgres') },
-    { name: 'redis', ticks: byComm('redis-server') },
+    { name: 'api', ticks: () => processTicks(apiPid) },
+    ...(neo4jPid ? [{ name: 'neo4j', ticks: () => processTicks(neo4jPid) }] : []),
+    { name: 'postgres', ticks: () => ticksByComm('postgres') },
+    { name: 'redis', ticks: () => ticksByComm('redis-server') },
   ];
-}
-
-function readStat(pid: number): { comm: string; ticks: number } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // fields[0] is field 3 (state): utime is field 14, stime field 15.
-    return { comm, ticks: Number(fields[11]) + Number(fields[12]) };
-  } catch {
-    return undefined;
-  }
 }
 
 /** Per stage, the seconds recalls have taken so far (the server's mnemograph_recall_stage_seconds sums). */
