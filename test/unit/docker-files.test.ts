@@ -229,4 +229,13 @@ describe('docker-compose.yml', () => {
     expect(services.neo4j!.environment!.NEO4J_AUTH).toBe(`neo4j/${env.NEO4J_PASSWORD}`);
     expect(services.worker!.environment).toEqual(services.migrate!.environment);
   });
+
+  it("gives Neo4j the local stack's tuning: the vector merge factor and the plan lifetime (neo4j/README.md)", () => {
+    // The image maps NEO4J_a_b__c to the setting a.b_c; names and values checked against Neo4j 5.26's settings.
+    expect(services.neo4j!.environment).toMatchObject({
+      NEO4J_internal_dbms_index_vector_standard__merge__factor: '10',
+      NEO4J_dbms_cypher_min__replan__interval: '10m',
+      NEO4J_internal_cypher_replan__algorithm: 'NONE',
+    });
+  });
 });
