@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 export const MS_PER_TICK = 1000 / 100;
 
 /** A process's or thread's name and CPU clock ticks (utime + stime) from its /proc stat file; undefined when it is gone (or not Linux). */
-export function readStat(path: string): { comm: string; ticks: number } | undefined {
+function readStat(path: string): { comm: string; ticks: number } | undefined {
   try {
     const stat = readFileSync(path, 'utf8');
     const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));

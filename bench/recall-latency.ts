@@ -307,12 +307,14 @@ async function pendingEmbeddings(m: Mnemograph): Promise<number> {
   return (await m.neo4j.read<{ n: number }>(PENDING, {}, { subsystem: 'bench', op: 'pending' }))[0]?.n ?? 0;
 }
 
+/** HotSpot's JIT compiler threads (`C1 CompilerThread0`, `C2 CompilerThread0`, … as /proc truncates them). */
+const JIT_THREADS = /CompilerThre/;
+
 /** Starts measuring; the returned function gives the cores used since, on average (Linux /proc; Neo4j's only when it is the stack's own). */
 function cpuMeter(neo4jPid: number | undefined): () => Record<string, number> {
-  const JIT = /CompilerThre/;
   const read = () => ({
     process: processTicks(process.pid),
-    ...(neo4jPid ? { neo4j: processTicks(neo4jPid), neo4j_jit: threadTicks(neo4jPid, JIT) } : {}),
+    ...(neo4jPid ? { neo4j: processTicks(neo4jPid), neo4j_jit: threadTicks(neo4jPid, JIT_THREADS) } : {}),
   });
   const t0 = performance.now();
   const before: Record<string, number> = read();
