@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ManagedTransaction } from 'neo4j-driver';
 import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
 import { MAX_OVERFETCH, type CypherRunner } from '../infra/neo4j';
+import { OwnerVectors, type HeldFilter, type VectorRead } from '../infra/owner-vectors';
 import { indexOrFallback, SmallOwners } from '../infra/vector-scan';
 import { forEachSlice } from '../infra/slices';
 import { ValidationError } from '../errors';
@@ -110,6 +111,7 @@ CALL (c, t, row, created) {
   FOREACH (n IN CASE WHEN next IS NULL THEN [] ELSE [next] END | MERGE (t)-[:FOLLOWED_BY]->(n))
   WITH t, row WHERE row.embedding IS NOT NULL
   CALL db.create.setNodeVectorProperty(t, 'embedding', row.embedding)
+  SET t.embedded_at = timestamp()
 }
 RETURN ${TURN} AS turn, created OR t.write_id = row.writeId AS created`;
 
@@ -186,6 +188,32 @@ MATCH (t:Turn) WHERE ${RECALL_FILTER} AND t.embedding IS NOT NULL
 WITH t, vector.similarity.cosine(t.embedding, $embedding) AS score
 ORDER BY score DESC LIMIT toInteger($limit)
 RETURN ${projection}, score`;
+// $ranked: [{id, score}] (the user's turns ranked from memory, OwnerVectors), $seen, $embedding,
+// $limit, RECALL_FILTER params -> {HIT, score}: the exact scan's answer without Neo4j reading
+// every embedding. The ranked turns are checked against the filter (one seek each); the turns
+// embedded after $seen, which memory may not hold or may hold stale, are scored here (a seek
+// on (user_id, embedded_at), migration 010).
+const VECTOR_HELD = `
+CALL () {
+  UNWIND $ranked AS r
+  MATCH (t:Turn {id: r.id}) USING INDEX t:Turn(id) WHERE ${RECALL_FILTER} AND coalesce(t.embedded_at, 0) <= $seen
+  RETURN t, r.score AS score
+  UNION ALL
+  MATCH (t:Turn) USING INDEX t:Turn(user_id, embedded_at) WHERE t.user_id = $userId AND t.embedded_at > $seen AND ${RECALL_FILTER}
+    AND t.embedding IS NOT NULL
+  RETURN t, vector.similarity.cosine(t.embedding, $embedding) AS score
+}
+WITH t, score ORDER BY score DESC LIMIT toInteger($limit)
+RETURN ${HIT}, score`;
+// $userId, [$after] -> VectorRead: the user's embedded turns (or those embedded after $after)
+// for OwnerVectors, with Neo4j's time of the read
+const heldVectors = (match: string) => `${match} AND t.embedding IS NOT NULL
+WITH collect({ id: t.id, channel: t.channel, timestamp: t.timestamp.epochMillis, connectionId: t.connection_id, embedding: t.embedding }) AS nodes
+RETURN timestamp() AS at, nodes`;
+const HELD_VECTORS = heldVectors('MATCH (t:Turn) WHERE t.user_id = $userId');
+const HELD_VECTORS_AFTER = heldVectors('MATCH (t:Turn) USING INDEX t:Turn(user_id, embedded_at) WHERE t.user_id = $userId AND t.embedded_at > $after');
+/** Ids ranked from memory beyond the limit, for turns the filter drops that memory cannot tell (archived, deleted). */
+const HELD_SLACK = 16;
 const VECTOR_SEARCH_SCOPED = vectorIndexQuery(HIT);
 const VECTOR_SCAN = vectorScanQuery(HIT);
 const VECTOR_SEARCH = vectorIndexQuery(`${TURN} AS turn`);
@@ -212,6 +240,7 @@ const SET_EMBEDDINGS = `
 UNWIND $rows AS row
 MATCH (t:Turn {id: row.id})
 CALL db.create.setNodeVectorProperty(t, 'embedding', row.embedding)
+SET t.embedded_at = timestamp()
 REMOVE t.embedding_pending
 RETURN count(t) AS n`;
 
@@ -242,12 +271,21 @@ export function toTurn(row: TurnRow): Turn {
 export class Neo4jEpisodicStore implements EpisodicStore {
   /** Per user, for a while: whether their turns are few enough for the exact vector scan. */
   private readonly smallUsers: SmallOwners;
+  /** Small users' turn embeddings in memory, so their exact scan is ranked here (undefined: off). */
+  private readonly heldVectors: OwnerVectors | undefined;
 
   constructor(
     private readonly db: CypherRunner,
-    opts: { scanMaxTurns?: number } = {},
+    opts: { scanMaxTurns?: number; /** turn embeddings held in memory in all (0: none, every scan in Neo4j) */ heldVectors?: number } = {},
   ) {
     this.smallUsers = SmallOwners.counted(db, COUNT_USER_TURNS, TAG('countUserTurns'), opts.scanMaxTurns);
+    this.heldVectors =
+      opts.heldVectors === 0
+        ? undefined
+        : new OwnerVectors(
+            async (userId, after) => (await db.read<VectorRead>(after === null ? HELD_VECTORS : HELD_VECTORS_AFTER, { userId, after }, TAG(after === null ? 'heldVectors' : 'heldVectorsAfter')))[0]!,
+            { maxVectors: opts.heldVectors },
+          );
   }
 
   storeTurn(turn: NewTurn): Promise<StoreTurnResult> {
@@ -399,7 +437,20 @@ export class Neo4jEpisodicStore implements EpisodicStore {
       // filters): the index again, wider (a larger user's exact scan would take a second at 100k turns).
       return this.db.read<TurnHit>(VECTOR_SEARCH_SCOPED, { k: Math.min(k * WIDEN, 2_000), embedding, ...reach }, TAG('similarTurns'));
     }
+    // Ranked from the user's embeddings in memory when held (not with metadata filters, which
+    // memory does not know), checked and completed by Neo4j; the scan when they are not held
+    // yet, or when the filter dropped so many ranked turns that others may be missing.
+    const held = hasFilters(q) ? undefined : this.heldVectors?.rank(scope.userId, embedding, heldFilter(scope, q), reach.limit + HELD_SLACK);
+    if (held !== undefined) {
+      const rows = await this.db.read<TurnHit>(VECTOR_HELD, { embedding, ...reach, ranked: held.ranked, seen: held.seen }, TAG('similarTurnsHeld'));
+      if (rows.length >= reach.limit || held.complete) return rows;
+    }
     return this.db.read<TurnHit>(VECTOR_SCAN, { embedding, ...reach }, TAG('similarTurnsExact'));
+  }
+
+  /** Resolves once the turn embeddings being read into memory are held (tests). */
+  heldVectorsSettled(): Promise<void> {
+    return this.heldVectors?.settled() ?? Promise.resolve();
   }
 
   async getTurnsByIds(ids: string[], scope: AccessScope, q: TurnWindow): Promise<Turn[]> {
@@ -427,6 +478,11 @@ export class Neo4jEpisodicStore implements EpisodicStore {
     if (rows.length === 0) return 0;
     return (await this.db.write<{ n: number }>(ADD_ACCESS_COUNTS, { rows }, TAG('addAccessCounts')))[0]?.n ?? 0;
   }
+}
+
+/** The part of RECALL_FILTER held vectors can check (recallParams' window bounds). */
+function heldFilter(scope: AccessScope, q: TurnSearch): HeldFilter {
+  return { channels: scope.channels, connections: scope.connections, since: Date.parse(q.since ?? MIN_TIME), until: Date.parse(q.until ?? MAX_TIME) };
 }
 
 function hasFilters(q: TurnWindow): boolean {

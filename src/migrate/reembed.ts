@@ -27,10 +27,11 @@ const COUNT = (label: string, oneUser: boolean) => `${OWNED(label, oneUser)} RET
 const PAGE = (label: string, oneUser: boolean) =>
   `${OWNED(label, oneUser)} AND elementId(n) > $after
    RETURN elementId(n) AS id, ${EMBEDDED_TEXT[label]} AS text ORDER BY id LIMIT toInteger($limit)`;
-// $rows: [{id, embedding}] -> nothing; clears the pending flag the background embedders use
+// $rows: [{id, embedding}] -> nothing; clears the pending flag the background embedders use and
+// stamps `embedded_at` (processes holding turn embeddings in memory read the new ones, src/infra/owner-vectors)
 const SET = `UNWIND $rows AS row MATCH (n) WHERE elementId(n) = row.id
   CALL db.create.setNodeVectorProperty(n, 'embedding', row.embedding)
-  SET n.embedding_pending = null`;
+  SET n.embedding_pending = null, n.embedded_at = timestamp()`;
 
 /** Re-embeds every embedded node with `embedder`, label by label, reporting progress; a full run (no `userId`) then moves the model lock. */
 export async function reindexAll(

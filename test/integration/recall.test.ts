@@ -5,7 +5,6 @@ import { createMnemograph, type Mnemograph } from '../../src/container';
 import type { Embedder } from '../../src/embedding';
 import { userScope } from '../../src/access';
 import { Neo4jEpisodicStore } from '../../src/episodic';
-import type { CypherRunner } from '../../src/infra/neo4j';
 import { NEO4J_BACKFILLS } from '../../src/migrate/backfills';
 import { MnemographError, ValidationError } from '../../src/errors';
 import {
@@ -20,7 +19,7 @@ import {
   type TurnStage,
 } from '../../src/retrieval';
 import { startAnthropicServer, startOpenAIChatServer, type LlmServer } from '../support/llm-servers';
-import { eventually, testConfig, uid } from '../support/stack';
+import { eventually, recordingReads, testConfig, uid } from '../support/stack';
 
 let m: Mnemograph;
 beforeAll(async () => {
@@ -382,12 +381,9 @@ describe('remember', () => {
       const [embedding] = await m.embedder.embed(['When does the harbour ferry leave?'], { input: 'query' });
       const search = async (scanMaxTurns?: number) => {
         const ops: string[] = [];
-        const recording: CypherRunner = {
-          read: (cypher, params, tag) => (ops.push(tag.op), m.neo4j.read(cypher, params, tag)),
-          write: (cypher, params, tag) => m.neo4j.write(cypher, params, tag),
-          writeTx: (work, tag) => m.neo4j.writeTx(work, tag),
-        };
-        const store = new Neo4jEpisodicStore(recording, { scanMaxTurns });
+        const recording = recordingReads(m.neo4j, ops);
+        // Held vectors off: this is about the scan and the index, not memory's ranking of the scan.
+        const store = new Neo4jEpisodicStore(recording, { scanMaxTurns, heldVectors: 0 });
         const found: number[] = [];
         for (let round = 0; round < 2; round++) found.push((await store.similarTurns(embedding!, userScope(userId), { limit: 10 })).length);
         return { ops, found };
@@ -404,6 +400,65 @@ describe('remember', () => {
     } finally {
       // The crowd's near-copies would crowd the next run's user out of the shared index.
       for (const u of [crowd, userId]) await m.users.erase(u);
+    }
+  });
+
+  it("ranks a small user's turns from their embeddings held in memory as the exact scan does, and Neo4j still has the last word", async () => {
+    const userId = uid('u');
+    const conversationId = uid('c');
+    const tag = { subsystem: 'test', op: 'age' };
+    try {
+      await m.memory.storeTurns(
+        Array.from({ length: 40 }, (_, i) => ({
+          userId,
+          conversationId,
+          channel: 'work',
+          role: 'user' as const,
+          content: i % 2 ? `The harbour ferry timetable changed again, version ${i}` : `A note about gardening, number ${i}`,
+        })),
+      );
+      // Embedded two minutes ago: memory is trusted for them (the statement rescores only the
+      // turns embedded in the minute before the latest one it read).
+      await m.neo4j.write('MATCH (t:Turn) WHERE t.user_id = $userId SET t.embedded_at = t.embedded_at - 120000', { userId }, tag);
+      const [embedding] = await m.embedder.embed(['When does the harbour ferry leave?'], { input: 'query' });
+      const ops: string[] = [];
+      const held = new Neo4jEpisodicStore(recordingReads(m.neo4j, ops));
+      const exact = new Neo4jEpisodicStore(m.neo4j, { heldVectors: 0 });
+      const scope = userScope(userId, { channel: 'work' });
+      const q = { limit: 8 };
+      const same = async (vector = embedding!) => {
+        const [a, b] = [await held.similarTurns(vector, scope, q), await exact.similarTurns(vector, scope, q)];
+        expect(a.map((h) => h.id)).toEqual(b.map((h) => h.id));
+        a.forEach((h, i) => expect(h.score).toBeCloseTo(b[i]!.score, 5));
+        return a;
+      };
+      // Not held yet: the scan answers, and the user's embeddings are read in the background.
+      await same();
+      await held.heldVectorsSettled();
+      expect(ops).toEqual(['countUserTurns', 'heldVectors', 'similarTurnsExact']);
+      const first = await same();
+      expect(ops.at(-1)).toBe('similarTurnsHeld');
+      expect(first).toHaveLength(16);
+
+      // A turn stored (and embedded) after the read is found at once: the statement scores it.
+      const said = 'The harbour ferry leaves at nine every morning';
+      const fresh = (await m.memory.storeTurns([{ userId, conversationId, channel: 'work', role: 'user', content: said }]))[0]!.turn;
+      const [asked] = await m.embedder.embed([said], { input: 'query' });
+      expect((await same(asked))[0]!.id).toBe(fresh.id);
+      expect(ops.at(-1)).toBe('similarTurnsHeld');
+      // Archived and deleted turns that memory still ranks are dropped by Neo4j's filter.
+      const [top, second] = first;
+      await m.neo4j.write('MATCH (t:Turn {id: $id}) SET t.archived = true', { id: top!.id }, tag);
+      await m.neo4j.write('MATCH (t:Turn {id: $id}) DETACH DELETE t', { id: second!.id }, tag);
+      const after = await same();
+      expect(after.map((h) => h.id)).not.toContain(top!.id);
+      expect(after.map((h) => h.id)).not.toContain(second!.id);
+      // Another channel's scope sees none of them; a time window before them, none either.
+      expect(await held.similarTurns(embedding!, userScope(userId, { channel: 'elsewhere' }), q)).toHaveLength(0);
+      expect(await held.similarTurns(embedding!, scope, { ...q, until: '2000-01-01T00:00:00Z' })).toHaveLength(0);
+      expect(ops.filter((o) => o === 'similarTurnsExact')).toHaveLength(1);
+    } finally {
+      await m.users.erase(userId);
     }
   });
 

@@ -3,9 +3,8 @@ import { NotFoundError, ValidationError } from '../../src/errors';
 import { scopeKey } from '../../src/access';
 import { Neo4jProceduralStore } from '../../src/procedural';
 import { Neo4jSemanticStore } from '../../src/semantic';
-import type { CypherRunner } from '../../src/infra/neo4j';
 import { NEO4J_BACKFILLS } from '../../src/migrate/backfills';
-import { eventually, testConfig, uid } from '../support/stack';
+import { eventually, recordingReads, testConfig, uid } from '../support/stack';
 import { userScope } from '../../src/access';
 
 let m: Mnemograph;
@@ -234,11 +233,7 @@ describe('vector search', () => {
     await m.memory.upsertEntity({ userId, name: 'Biscuit', type: 'animal', description: 'golden retriever dog' });
     await m.memory.learnStrategy({ userId, channel: '_global', description: 'plan a long run', contextPattern: 'marathon training', toolSequence: ['calendar'], success: true });
     const ops: string[] = [];
-    const recording: CypherRunner = {
-      read: (cypher, params, t) => (ops.push(t.op), m.neo4j.read(cypher, params, t)),
-      write: (cypher, params, t) => m.neo4j.write(cypher, params, t),
-      writeTx: (work, t) => m.neo4j.writeTx(work, t),
-    };
+    const recording = recordingReads(m.neo4j, ops);
     const semantic = new Neo4jSemanticStore(recording);
     const procedural = new Neo4jProceduralStore(recording);
     const [embedding] = await m.embedder.embed(['What race is the user running?'], { input: 'query' });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Driver } from 'neo4j-driver';
 import type pg from 'pg';
 import { loadConfig, type Config } from '../../src/config';
-import { createNeo4jDriver, Neo4jExecutor } from '../../src/infra/neo4j';
+import { createNeo4jDriver, Neo4jExecutor, type CypherRunner } from '../../src/infra/neo4j';
 import { createPgPool } from '../../src/infra/postgres';
 import { errorMessage } from '../../src/errors';
 
@@ -35,6 +35,15 @@ export function openStack(overrides: Record<string, string> = {}): TestStack {
       await driver.close();
       await pool.end();
     },
+  };
+}
+
+/** `db`, recording the op of every read in `ops` (which statements a store ran, in order). */
+export function recordingReads(db: CypherRunner, ops: string[]): CypherRunner {
+  return {
+    read: (cypher, params, tag) => (ops.push(tag.op), db.read(cypher, params, tag)),
+    write: (cypher, params, tag) => db.write(cypher, params, tag),
+    writeTx: (work, tag) => db.writeTx(work, tag),
   };
 }
 

@@ -1,0 +1,144 @@
+import { OwnerVectors, type HeldFilter, type OwnedVector } from '../../src/infra/owner-vectors';
+
+const ALL: HeldFilter = { channels: ['work', '_global'], since: -Infinity, until: Infinity, connections: null };
+/** A node as Neo4j holds it: with when it was embedded (0: before `embedded_at` was kept). */
+type Stored = OwnedVector & { embeddedAt: number };
+const node = (id: string, embedding: number[], extra: Partial<Stored> = {}): Stored => ({
+  id,
+  channel: 'work',
+  timestamp: 1_000,
+  connectionId: null,
+  embedding,
+  embeddedAt: 0,
+  ...extra,
+});
+
+/** OwnerVectors over `rows` per owner, read at Neo4j time `clock.neo4j`; `reads` records each read (owner, after). */
+function held(rows: Record<string, Stored[]>, opts: { maxVectors?: number; now?: () => number } = {}, clock = { neo4j: 0 }) {
+  const reads: Array<[string, number | null]> = [];
+  const v = new OwnerVectors(async (owner, after) => {
+    reads.push([owner, after]);
+    return { at: clock.neo4j, nodes: (rows[owner] ?? []).filter((r) => after === null || r.embeddedAt > after) };
+  }, opts);
+  return { v, reads };
+}
+
+describe('OwnerVectors', () => {
+  it('loads an owner in the background on the first ranking (undefined until then), then ranks by cosine as Neo4j normalises it', async () => {
+    const { v, reads } = held({ u1: [node('a', [1, 0]), node('b', [0, 1]), node('c', [1, 1]), node('d', [-1, 0])] });
+    expect(v.rank('u1', [1, 0], ALL, 10)).toBeUndefined();
+    await v.settled();
+    const r = v.rank('u1', [2, 0], ALL, 3)!;
+    expect(r.ranked.map((x) => x.id)).toEqual(['a', 'c', 'b']);
+    // (1 + cos) / 2, as vector.similarity.cosine: 1, (1 + 1/√2) / 2, 0.5 (d, at 0, is fourth)
+    expect(r.ranked.map((x) => x.score)).toEqual([1, expect.closeTo((1 + Math.SQRT1_2) / 2, 6), 0.5]);
+    expect(r.complete).toBe(false);
+    expect(v.rank('u1', [1, 0], ALL, 4)!.complete).toBe(true);
+    expect(reads).toEqual([['u1', null]]);
+  });
+
+  it("applies the filter's channels, time window and connections before ranking", async () => {
+    const { v } = held({
+      u1: [
+        node('work', [1, 0]),
+        node('other', [1, 0], { channel: 'home' }),
+        node('global', [0.9, 0.1], { channel: '_global' }),
+        node('early', [1, 0], { timestamp: 10 }),
+        node('conn-a', [1, 0], { connectionId: 'a' }),
+        node('conn-b', [1, 0], { connectionId: 'b' }),
+      ],
+    });
+    v.rank('u1', [1, 0], ALL, 10);
+    await v.settled();
+    const ids = (f: Partial<HeldFilter>) =>
+      v
+        .rank('u1', [1, 0], { ...ALL, ...f }, 10)!
+        .ranked.map((x) => x.id)
+        .sort();
+    expect(ids({})).toEqual(['conn-a', 'conn-b', 'early', 'global', 'work']);
+    expect(ids({ since: 500 })).toEqual(['conn-a', 'conn-b', 'global', 'work']);
+    expect(ids({ until: 500 })).toEqual(['early']);
+    // Active connections: nodes without one, and those of the listed ones.
+    expect(ids({ connections: ['a'] })).toEqual(['conn-a', 'early', 'global', 'work']);
+    expect(ids({ channels: ['home'] })).toEqual(['other']);
+  });
+
+  it('trusts memory up to a minute before its last read, reads the nodes embedded since every 30 s (a re-embedded node in place), all after 10 minutes', async () => {
+    let now = 0;
+    const clock = { neo4j: 500_000 };
+    const rows: Stored[] = [node('old', [1, 0]), node('new', [0, 1], { embeddedAt: 450_000 })];
+    const { v, reads } = held({ u1: rows }, { now: () => now }, clock);
+    v.rank('u1', [1, 0], ALL, 10);
+    await v.settled();
+    // Nodes embedded after `seen` are scored by the statement itself, not trusted from here.
+    expect(v.rank('u1', [1, 0], ALL, 10)!.seen).toBe(440_000);
+    rows[1] = node('new', [1, 1], { embeddedAt: 505_000 }); // embedded again
+    rows.push(node('newer', [1, 0], { embeddedAt: 520_000 }));
+    clock.neo4j = 530_000;
+    now = 29_000;
+    v.rank('u1', [1, 0], ALL, 10);
+    expect(reads).toEqual([['u1', null]]);
+    now = 31_000;
+    const stale = v.rank('u1', [1, 0], ALL, 10)!;
+    expect(stale.ranked.map((x) => x.id)).toEqual(['old', 'new']);
+    expect(stale.ranked[1]!.score).toBe(0.5);
+    await v.settled();
+    expect(reads).toEqual([
+      ['u1', null],
+      ['u1', 440_000],
+    ]);
+    const after = v.rank('u1', [1, 0], ALL, 10)!;
+    expect(after.ranked.map((x) => x.id)).toEqual(['old', 'newer', 'new']);
+    expect(after.ranked[2]!.score).toBeCloseTo((1 + Math.SQRT1_2) / 2, 6);
+    expect(after.seen).toBe(470_000);
+    // After ten minutes everything is read again (a deleted node leaves memory).
+    rows.splice(0, 1);
+    clock.neo4j = 1_200_000;
+    now = 31_000 + 10 * 60_000;
+    v.rank('u1', [1, 0], ALL, 10);
+    await v.settled();
+    expect(reads.at(-1)).toEqual(['u1', null]);
+    const reloaded = v.rank('u1', [1, 0], ALL, 10)!;
+    expect(reloaded.ranked.map((x) => x.id)).toEqual(['newer', 'new']);
+    expect(reloaded.seen).toBe(1_140_000);
+  });
+
+  it('drops the least recently ranked owner when the vectors held pass the limit', async () => {
+    const rows: Record<string, Stored[]> = { u1: [node('a', [1, 0]), node('b', [0, 1])], u2: [node('c', [1, 0])], u3: [node('d', [1, 0]), node('e', [0, 1])] };
+    const { v, reads } = held(rows, { maxVectors: 4 });
+    for (const u of ['u1', 'u2']) v.rank(u, [1, 0], ALL, 10);
+    await v.settled();
+    expect(v.rank('u2', [1, 0], ALL, 10)!.ranked.map((x) => x.id)).toEqual(['c']);
+    v.rank('u1', [1, 0], ALL, 10); // u1 ranked last: u2 is the least recent
+    v.rank('u3', [1, 0], ALL, 10);
+    await v.settled();
+    expect(v.rank('u2', [1, 0], ALL, 10)).toBeUndefined();
+    expect(v.rank('u3', [1, 0], ALL, 10)!.ranked.map((x) => x.id)).toEqual(['d', 'e']);
+    await v.settled();
+    expect(reads.filter(([u]) => u === 'u2')).toHaveLength(2);
+  });
+
+  it('returns undefined for a query of another dimension, and keeps what it holds when a read fails', async () => {
+    let now = 0;
+    let fail = false;
+    const v = new OwnerVectors(
+      async () => {
+        if (fail) throw new Error('neo4j down');
+        return { at: 0, nodes: [node('a', [1, 0, 0])] };
+      },
+      { now: () => now },
+    );
+    v.rank('u1', [1, 0, 0], ALL, 10);
+    await v.settled();
+    expect(v.rank('u1', [1, 0], ALL, 10)).toBeUndefined();
+    fail = true;
+    now = 11 * 60_000; // due to be read again whole: the read fails
+    expect(v.rank('u1', [1, 0, 0], ALL, 10)!.ranked.map((x) => x.id)).toEqual(['a']);
+    await v.settled();
+    expect(v.rank('u1', [1, 0, 0], ALL, 10)!.ranked.map((x) => x.id)).toEqual(['a']);
+    // An owner whose first read fails is not held: the caller scans in Neo4j.
+    v.rank('u2', [1, 0, 0], ALL, 10);
+    await v.settled();
+    expect(v.rank('u2', [1, 0, 0], ALL, 10)).toBeUndefined();
+  });
+});
