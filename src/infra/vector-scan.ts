@@ -1,7 +1,7 @@
 import type { CypherRunner, QueryTag } from './neo4j';
 
 /** A bounded map whose entries expire; the oldest entry goes first when full. */
-class ExpiringMap<V> {
+export class ExpiringMap<V> {
   private readonly entries = new Map<string, { value: V; until: number }>();
   constructor(private readonly max: number) {}
   get(key: string): V | undefined {

@@ -16,16 +16,29 @@ const node = (id: string, embedding: number[], extra: Partial<Stored> = {}): Sto
 /** OwnerVectors over `rows` per owner, read at Neo4j time `clock.neo4j`; `reads` records each read (owner, after). */
 function held(rows: Record<string, Stored[]>, opts: { maxVectors?: number; now?: () => number } = {}, clock = { neo4j: 0 }) {
   const reads: Array<[string, number | null]> = [];
-  const v = new OwnerVectors(async (owner, after) => {
-    reads.push([owner, after]);
-    return { at: clock.neo4j, nodes: (rows[owner] ?? []).filter((r) => after === null || r.embeddedAt > after) };
-  }, opts);
+  const v = new OwnerVectors(
+    async (owner, after) => {
+      reads.push([owner, after]);
+      return { at: clock.neo4j, nodes: (rows[owner] ?? []).filter((r) => after === null || r.embeddedAt > after) };
+    },
+    { firstReadDelayMs: 0, ...opts },
+  );
   return { v, reads };
 }
 
+/** Searches each owner twice (the second search has them read) and waits until they are held. */
+async function hold(v: OwnerVectors, owners: string[], dims = 2): Promise<void> {
+  const unitX = Array.from({ length: dims }, (_, k) => (k === 0 ? 1 : 0));
+  for (let i = 0; i < 2; i++) for (const o of owners) v.rank(o, unitX, ALL, 10);
+  await v.settled();
+}
+
 describe('OwnerVectors', () => {
-  it('loads an owner in the background on the first ranking (undefined until then), then ranks by cosine as Neo4j normalises it', async () => {
+  it('reads an owner in the background on their second search (undefined until held), then ranks by cosine as Neo4j normalises it', async () => {
     const { v, reads } = held({ u1: [node('a', [1, 0]), node('b', [0, 1]), node('c', [1, 1]), node('d', [-1, 0])] });
+    expect(v.rank('u1', [1, 0], ALL, 10)).toBeUndefined();
+    await v.settled();
+    expect(reads).toEqual([]); // searched once: a user asked about once is not read
     expect(v.rank('u1', [1, 0], ALL, 10)).toBeUndefined();
     await v.settled();
     const r = v.rank('u1', [2, 0], ALL, 3)!;
@@ -35,6 +48,19 @@ describe('OwnerVectors', () => {
     expect(r.complete).toBe(false);
     expect(v.rank('u1', [1, 0], ALL, 4)!.complete).toBe(true);
     expect(reads).toEqual([['u1', null]]);
+  });
+
+  it("waits before an owner's first read, so that it does not run beside the search that asked", async () => {
+    const reads: string[] = [];
+    const v = new OwnerVectors(async (owner) => (reads.push(owner), { at: 0, nodes: [node('a', [1, 0])] }), { firstReadDelayMs: 40 });
+    v.rank('u1', [1, 0], ALL, 10);
+    expect(v.rank('u1', [1, 0], ALL, 10)).toBeUndefined();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(reads).toEqual([]);
+    expect(v.rank('u1', [1, 0], ALL, 10)).toBeUndefined(); // one read in flight, not two
+    await v.settled();
+    expect(reads).toEqual(['u1']);
+    expect(v.rank('u1', [1, 0], ALL, 10)!.ranked).toHaveLength(1);
   });
 
   it("applies the filter's channels, time window and connections before ranking", async () => {
@@ -48,8 +74,7 @@ describe('OwnerVectors', () => {
         node('conn-b', [1, 0], { connectionId: 'b' }),
       ],
     });
-    v.rank('u1', [1, 0], ALL, 10);
-    await v.settled();
+    await hold(v, ['u1']);
     const ids = (f: Partial<HeldFilter>) =>
       v
         .rank('u1', [1, 0], { ...ALL, ...f }, 10)!
@@ -68,8 +93,7 @@ describe('OwnerVectors', () => {
     const clock = { neo4j: 500_000 };
     const rows: Stored[] = [node('old', [1, 0]), node('new', [0, 1], { embeddedAt: 450_000 })];
     const { v, reads } = held({ u1: rows }, { now: () => now }, clock);
-    v.rank('u1', [1, 0], ALL, 10);
-    await v.settled();
+    await hold(v, ['u1']);
     // Nodes embedded after `seen` are scored by the statement itself, not trusted from here.
     expect(v.rank('u1', [1, 0], ALL, 10)!.seen).toBe(440_000);
     rows[1] = node('new', [1, 1], { embeddedAt: 505_000 }); // embedded again
@@ -106,12 +130,10 @@ describe('OwnerVectors', () => {
   it('drops the least recently ranked owner when the vectors held pass the limit', async () => {
     const rows: Record<string, Stored[]> = { u1: [node('a', [1, 0]), node('b', [0, 1])], u2: [node('c', [1, 0])], u3: [node('d', [1, 0]), node('e', [0, 1])] };
     const { v, reads } = held(rows, { maxVectors: 4 });
-    for (const u of ['u1', 'u2']) v.rank(u, [1, 0], ALL, 10);
-    await v.settled();
+    await hold(v, ['u1', 'u2']);
     expect(v.rank('u2', [1, 0], ALL, 10)!.ranked.map((x) => x.id)).toEqual(['c']);
     v.rank('u1', [1, 0], ALL, 10); // u1 ranked last: u2 is the least recent
-    v.rank('u3', [1, 0], ALL, 10);
-    await v.settled();
+    await hold(v, ['u3']);
     expect(v.rank('u2', [1, 0], ALL, 10)).toBeUndefined();
     expect(v.rank('u3', [1, 0], ALL, 10)!.ranked.map((x) => x.id)).toEqual(['d', 'e']);
     await v.settled();
@@ -126,10 +148,9 @@ describe('OwnerVectors', () => {
         if (fail) throw new Error('neo4j down');
         return { at: 0, nodes: [node('a', [1, 0, 0])] };
       },
-      { now: () => now },
+      { now: () => now, firstReadDelayMs: 0 },
     );
-    v.rank('u1', [1, 0, 0], ALL, 10);
-    await v.settled();
+    await hold(v, ['u1'], 3);
     expect(v.rank('u1', [1, 0], ALL, 10)).toBeUndefined();
     fail = true;
     now = 11 * 60_000; // due to be read again whole: the read fails
@@ -137,8 +158,7 @@ describe('OwnerVectors', () => {
     await v.settled();
     expect(v.rank('u1', [1, 0, 0], ALL, 10)!.ranked.map((x) => x.id)).toEqual(['a']);
     // An owner whose first read fails is not held: the caller scans in Neo4j.
-    v.rank('u2', [1, 0, 0], ALL, 10);
-    await v.settled();
+    await hold(v, ['u2'], 3);
     expect(v.rank('u2', [1, 0, 0], ALL, 10)).toBeUndefined();
   });
 });
