@@ -42,7 +42,8 @@ interface Held {
   connections: Array<string | null>;
   /** Unit vectors (cosine is then a dot product). */
   vectors: Float32Array[];
-  at: Map<string, number>;
+  /** id -> position in the arrays above */
+  position: Map<string, number>;
   /** Every node embedded (`embedded_at`) up to this is held: see COMMIT_MARGIN_MS. */
   seen: number;
   loadedAt: number;
@@ -175,7 +176,7 @@ export class OwnerVectors {
   private replace(ownerId: string, read: VectorRead, started: number): void {
     this.drop(ownerId);
     // Nodes embedded before `embedded_at` was kept have none (0 to the statement): held, as this read them.
-    const h: Held = { ids: [], channels: [], times: [], connections: [], vectors: [], at: new Map(), seen: 0, loadedAt: started, refreshedAt: started };
+    const h: Held = { ids: [], channels: [], times: [], connections: [], vectors: [], position: new Map(), seen: 0, loadedAt: started, refreshedAt: started };
     this.held.set(ownerId, h);
     this.put(h, read);
     this.evict(ownerId);
@@ -193,10 +194,10 @@ export class OwnerVectors {
   private put(h: Held, read: VectorRead): void {
     h.seen = Math.max(h.seen, read.at - COMMIT_MARGIN_MS);
     for (const r of read.nodes) {
-      let i = h.at.get(r.id);
+      let i = h.position.get(r.id);
       if (i === undefined) {
         i = h.ids.length;
-        h.at.set(r.id, i);
+        h.position.set(r.id, i);
         h.ids.push(r.id);
         this.size++;
       }
