@@ -60,7 +60,6 @@ CALL (n, row) {
 CALL (n, row) {
   WITH n, row WHERE row.embedding IS NOT NULL
   CALL db.create.setNodeVectorProperty(n, 'embedding', row.embedding)
-  SET n.embedded_at = timestamp()
 }
 RETURN row.ref AS ref, elementId(n) AS eid`;
 // $rows: [{start, end, startShared, endShared, type, plain, typed}] -> {n}
