@@ -149,6 +149,12 @@ export interface EpisodicStore {
    */
   similarTurns(embedding: number[], scope: AccessScope, q: TurnSearch): Promise<TurnHit[]>;
   similarTurns(embedding: number[], scope: AccessScope, q: TurnSearch & { content: true }): Promise<ScoredTurn[]>;
+  /**
+   * Warm-up, so that a rehearsal runs both of `similarTurns`' statements: the user's turns
+   * only scanned in Neo4j (`scan`), their embeddings read and held in the process now (`held`),
+   * or forgotten (`forget`, once the rehearsal's user is erased).
+   */
+  rehearseHeldVectors?(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void>;
   /** The given turns that `scope` may read and that pass the window, in no particular order; unknown ids are left out. */
   getTurnsByIds(ids: string[], scope: AccessScope, q: TurnWindow): Promise<Turn[]>;
   /** Turns still waiting for an embedding, oldest first. */

@@ -456,6 +456,11 @@ export class Neo4jEpisodicStore implements EpisodicStore {
     return this.db.read<TurnHit>(VECTOR_SCAN, { embedding, ...reach }, TAG('similarTurnsExact'));
   }
 
+  async rehearseHeldVectors(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void> {
+    if (mode === 'held') await this.heldVectors?.hold(userId);
+    else this.heldVectors?.release(userId, mode === 'scan');
+  }
+
   /** Resolves once the turn embeddings being read into memory are held (tests). */
   heldVectorsSettled(): Promise<void> {
     return this.heldVectors?.settled() ?? Promise.resolve();

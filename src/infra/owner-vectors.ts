@@ -81,6 +81,8 @@ const MAX_VECTORS = 50_000;
 export class OwnerVectors {
   private readonly held = new Map<string, Held>();
   private readonly loading = new Map<string, Promise<void>>();
+  /** Owners never ranked here (a warm-up rehearsing the scan). */
+  private readonly scanOnly = new Set<string>();
   /** Owners searched once and not held. */
   private readonly searched = new ExpiringMap<boolean>(10_000);
   private size = 0;
@@ -101,6 +103,7 @@ export class OwnerVectors {
    * owner's vectors are not held (read on their second search) or are of another dimension.
    */
   rank(ownerId: string, embedding: readonly number[], filter: HeldFilter, n: number): HeldRanking | undefined {
+    if (this.scanOnly.has(ownerId)) return undefined;
     const h = this.held.get(ownerId);
     if (h === undefined) {
       // Read on the owner's second search within ten minutes: a user searched once (a batch
@@ -137,6 +140,21 @@ export class OwnerVectors {
       seen: h.seen,
       complete: picked.length <= n,
     };
+  }
+
+  /** Reads the owner's vectors now, as their second search would (warm-up). */
+  async hold(ownerId: string): Promise<void> {
+    this.scanOnly.delete(ownerId);
+    await this.settled();
+    await this.readInto(ownerId, null);
+  }
+
+  /** Forgets the owner; with `scanOnly`, `rank` answers undefined for them until `hold` (warm-up). */
+  release(ownerId: string, scanOnly: boolean): void {
+    this.drop(ownerId);
+    this.searched.set(ownerId, false, 0);
+    if (scanOnly) this.scanOnly.add(ownerId);
+    else this.scanOnly.delete(ownerId);
   }
 
   private drop(ownerId: string): void {

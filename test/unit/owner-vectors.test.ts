@@ -127,6 +127,19 @@ describe('OwnerVectors', () => {
     expect(reloaded.seen).toBe(1_140_000);
   });
 
+  it('warm-up: release(scanOnly) keeps an owner out of memory until hold(), which reads them at once', async () => {
+    const { v, reads } = held({ u1: [node('a', [1, 0])] });
+    v.release('u1', true);
+    await hold(v, ['u1']);
+    expect(v.rank('u1', [1, 0], ALL, 10)).toBeUndefined();
+    expect(reads).toEqual([]);
+    await v.hold('u1');
+    expect(v.rank('u1', [1, 0], ALL, 10)!.ranked.map((x) => x.id)).toEqual(['a']);
+    v.release('u1', false);
+    expect(v.rank('u1', [1, 0], ALL, 10)).toBeUndefined();
+    expect(reads).toEqual([['u1', null]]);
+  });
+
   it('drops the least recently ranked owner when the vectors held pass the limit', async () => {
     const rows: Record<string, Stored[]> = { u1: [node('a', [1, 0]), node('b', [0, 1])], u2: [node('c', [1, 0])], u3: [node('d', [1, 0]), node('e', [0, 1])] };
     const { v, reads } = held(rows, { maxVectors: 4 });
