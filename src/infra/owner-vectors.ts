@@ -122,7 +122,7 @@ export class OwnerVectors {
     const q = unit(embedding);
     const channels = new Set(filter.channels);
     const picked: number[] = [];
-    const scores: number[] = [];
+    const scores = new Float64Array(h.ids.length);
     for (let i = 0; i < h.ids.length; i++) {
       const t = h.times[i]!;
       const c = h.connections[i]!;
@@ -152,7 +152,7 @@ export class OwnerVectors {
   /** Forgets the owner; with `scanOnly`, `rank` answers undefined for them until `hold` (warm-up). */
   release(ownerId: string, scanOnly: boolean): void {
     this.drop(ownerId);
-    this.searched.set(ownerId, false, 0);
+    this.searched.delete(ownerId);
     if (scanOnly) this.scanOnly.add(ownerId);
     else this.scanOnly.delete(ownerId);
   }

@@ -16,6 +16,9 @@ export class ExpiringMap<V> {
     if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(key, { value, until: deadline });
   }
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
 }
 
 /** Up to this many nodes, an owner's exact vector scan costs about what an index query does. */
