@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ManagedTransaction } from 'neo4j-driver';
 import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
 import { MAX_OVERFETCH, type CypherRunner } from '../infra/neo4j';
-import { OwnerVectors, type HeldFilter, type OwnedVector } from '../infra/owner-vectors';
+import { heldReadCypher, heldSearchCypher, OwnerVectors, type HeldFilter } from '../infra/owner-vectors';
 import { indexOrFallback, SmallOwners } from '../infra/vector-scan';
 import { forEachSlice } from '../infra/slices';
 import { ValidationError } from '../errors';
@@ -188,32 +188,11 @@ MATCH (t:Turn) WHERE ${RECALL_FILTER} AND t.embedding IS NOT NULL
 WITH t, vector.similarity.cosine(t.embedding, $embedding) AS score
 ORDER BY score DESC LIMIT toInteger($limit)
 RETURN ${projection}, score`;
-// $ranked: [{id, score}] (the user's turns ranked from memory, OwnerVectors), $seen, $embedding,
-// $limit, RECALL_FILTER params -> {HIT, score}: the exact scan's answer without Neo4j reading
-// every embedding. The ranked turns are checked against the filter (one seek each); the turns
-// embedded after $seen, which memory may not hold or may hold stale, are scored here (a seek
-// on (user_id, embedded_at), migration 010).
-const VECTOR_HELD = `
-CALL () {
-  UNWIND $ranked AS r
-  MATCH (t:Turn {id: r.id}) USING INDEX t:Turn(id) WHERE ${RECALL_FILTER} AND coalesce(t.embedded_at, 0) <= $seen
-  RETURN t, r.score AS score
-  UNION ALL
-  MATCH (t:Turn) USING INDEX t:Turn(user_id, embedded_at) WHERE t.user_id = $userId AND t.embedded_at > $seen AND ${RECALL_FILTER}
-    AND t.embedding IS NOT NULL
-  RETURN t, vector.similarity.cosine(t.embedding, $embedding) AS score
-}
-WITH t, score ORDER BY score DESC LIMIT toInteger($limit)
+// The exact scan's answer from the user's turn embeddings held in memory (OwnerVectors,
+// heldSearchCypher), and the two reads of them (migration 010 indexes (user_id, embedded_at)).
+const HELD_TURNS = { label: 'Turn', v: 't', filter: RECALL_FILTER, timestamp: 't.timestamp.epochMillis', connectionId: 't.connection_id' };
+const VECTOR_HELD = `${heldSearchCypher(HELD_TURNS)}
 RETURN ${HIT}, score`;
-// $userId, [$after] -> {at, OwnedVector}: the user's embedded turns (or those embedded after
-// $after) for OwnerVectors, with Neo4j's time of the read; a record each (the driver decoded
-// them all collected into one record 3-5x slower)
-const heldVectors = (match: string) => `${match} AND t.embedding IS NOT NULL
-RETURN timestamp() AS at, t.id AS id, t.channel AS channel, t.timestamp.epochMillis AS timestamp, t.connection_id AS connectionId, t.embedding AS embedding`;
-const HELD_VECTORS = heldVectors('MATCH (t:Turn) WHERE t.user_id = $userId');
-const HELD_VECTORS_AFTER = heldVectors('MATCH (t:Turn) USING INDEX t:Turn(user_id, embedded_at) WHERE t.user_id = $userId AND t.embedded_at > $after');
-/** Ids ranked from memory beyond the limit, for turns the filter drops that memory cannot tell (archived, deleted). */
-const HELD_SLACK = 16;
 const VECTOR_SEARCH_SCOPED = vectorIndexQuery(HIT);
 const VECTOR_SCAN = vectorScanQuery(HIT);
 const VECTOR_SEARCH = vectorIndexQuery(`${TURN} AS turn`);
@@ -279,21 +258,7 @@ export class Neo4jEpisodicStore implements EpisodicStore {
     opts: { scanMaxTurns?: number; /** turn embeddings held in memory in all (0: none, every scan in Neo4j) */ heldVectors?: number } = {},
   ) {
     this.smallUsers = SmallOwners.counted(db, COUNT_USER_TURNS, TAG('countUserTurns'), opts.scanMaxTurns);
-    this.heldVectors =
-      opts.heldVectors === 0
-        ? undefined
-        : new OwnerVectors(
-            async (userId, after) => {
-              const nodes = await db.read<OwnedVector & { at: number }>(
-                after === null ? HELD_VECTORS : HELD_VECTORS_AFTER,
-                { userId, after },
-                TAG(after === null ? 'heldVectors' : 'heldVectorsAfter'),
-              );
-              // No rows, no time: what is held stays complete up to where it was.
-              return { at: nodes[0]?.at ?? 0, nodes };
-            },
-            { maxVectors: opts.heldVectors },
-          );
+    this.heldVectors = opts.heldVectors === 0 ? undefined : OwnerVectors.reading(db, heldReadCypher(HELD_TURNS), TAG, opts.heldVectors);
   }
 
   storeTurn(turn: NewTurn): Promise<StoreTurnResult> {
@@ -448,12 +413,16 @@ export class Neo4jEpisodicStore implements EpisodicStore {
     // Ranked from the user's embeddings in memory when held (not with metadata filters, which
     // memory does not know), checked and completed by Neo4j; the scan when they are not held
     // yet, or when the filter dropped so many ranked turns that others may be missing.
-    const held = hasFilters(q) ? undefined : this.heldVectors?.rank(scope.userId, embedding, heldFilter(scope, q), reach.limit + HELD_SLACK);
-    if (held !== undefined) {
-      const rows = await this.db.read<TurnHit>(VECTOR_HELD, { embedding, ...reach, ranked: held.ranked, seen: held.seen }, TAG('similarTurnsHeld'));
-      if (rows.length >= reach.limit || held.complete) return rows;
-    }
-    return this.db.read<TurnHit>(VECTOR_SCAN, { embedding, ...reach }, TAG('similarTurnsExact'));
+    const scan = () => this.db.read<TurnHit>(VECTOR_SCAN, { embedding, ...reach }, TAG('similarTurnsExact'));
+    if (this.heldVectors === undefined) return scan();
+    return this.heldVectors.search(
+      scope.userId,
+      embedding,
+      hasFilters(q) ? undefined : heldFilter(scope, q),
+      reach.limit,
+      (held) => this.db.read<TurnHit>(VECTOR_HELD, { embedding, ...reach, ranked: held.ranked, seen: held.seen }, TAG('similarTurnsHeld')),
+      scan,
+    );
   }
 
   async rehearseHeldVectors(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void> {

@@ -1,3 +1,4 @@
+import type { CypherRunner, QueryTag } from './neo4j';
 import { ExpiringMap } from './vector-scan';
 
 /** One embedded node of an owner, as the owning store reads it for `OwnerVectors`. */
@@ -13,7 +14,13 @@ export interface OwnedVector {
 
 /** What one read of an owner's vectors returned: the nodes, and Neo4j's `timestamp()` when it read them. */
 export interface VectorRead {
+  /** 0 when unknown (no rows). */
   at: number;
+  /**
+   * When the oldest transaction open just before the read began (Neo4j ms; undefined when
+   * Neo4j would not list them): no node embedded before it is missing from the read.
+   */
+  openSince?: number;
   nodes: OwnedVector[];
 }
 
@@ -51,11 +58,17 @@ interface Held {
 }
 
 /**
- * A transaction may evaluate `timestamp()` this long before it commits, so a read at Neo4j
- * time `at` has seen every node embedded up to `at` - this margin, but maybe not a node
- * embedded after that whose transaction was still open: the statement scores those itself.
+ * A read misses only nodes embedded (`timestamp()`) by transactions still open when it ran,
+ * and those began no earlier than the oldest one open just before it (`openSince`): every node
+ * embedded before that is in the read, and the statement scores the later ones itself. A
+ * second of slack for the clock's granularity; and a transaction open for longer than a
+ * minute (an export, a stuck client) does not hold `seen` back: without `openSince`, or
+ * behind such a transaction, a read is trusted up to a minute before its time.
  */
+const OPEN_SLACK_MS = 1_000;
 const COMMIT_MARGIN_MS = 60_000;
+// -> {oldest}: when the oldest open transaction began (this one included), Neo4j ms
+const OLDEST_OPEN = 'SHOW TRANSACTIONS YIELD startTime RETURN min(datetime(startTime).epochMillis) AS oldest';
 /** How often an owner's newly embedded nodes are read into memory (in the background). */
 const REFRESH_MS = 30_000;
 /** How long an owner's vectors are kept before they are read again whole (dropping deleted nodes). */
@@ -64,6 +77,10 @@ const RELOAD_MS = 10 * 60_000;
 const FIRST_READ_DELAY_MS = 1_000;
 /** Vectors held in all (~1.5 KB each at 384 dimensions): the least recently ranked owners go first. */
 const MAX_VECTORS = 50_000;
+/** Ids ranked beyond the limit, for nodes the statement's filter drops that memory cannot tell (archived, deleted, superseded). */
+const SLACK = 16;
+/** Every node passes, whatever its time (facts and entities: recall narrows them by time later). */
+export const ANY_TIME = { since: -Infinity, until: Infinity } as const;
 
 /**
  * Per owner (a user), their embedded nodes of one label in memory, so that the exact vector
@@ -71,8 +88,8 @@ const MAX_VECTORS = 50_000;
  * embedding: Neo4j decodes a stored float array at ~15-20 µs, so a 419-turn scan cost it 8-15
  * ms per recall, and 2,000 turns five times that. Memory only ranks: the owning store's
  * statement then checks the ranked ids against Neo4j with the full recall filter (deleted,
- * archived, another owner's: gone), and scores itself every node embedded after `seen` (a
- * minute before the last read), so a node stored by any process is found at once. Read in the
+ * archived, another owner's: gone), and scores itself every node embedded after `seen` (when
+ * the oldest transaction open at the last read began), so a node stored by any process is found at once. Read in the
  * background a second after an owner's second search within ten minutes (until then `rank`
  * returns undefined and the caller scans as before), their new embeddings read every 30 s,
  * everything again after 10 minutes. A read costs the driver ~0.1 ms of CPU per embedding
@@ -86,6 +103,22 @@ export class OwnerVectors {
   /** Owners searched once and not held. */
   private readonly searched = new ExpiringMap<boolean>(10_000);
   private size = 0;
+
+  /**
+   * Vectors of the label `statements` read: `all` ($userId) and `after` ($userId, $after), each
+   * returning {at, OwnedVector} a record per node (heldReadCypher), tagged `heldVectors` and `heldVectorsAfter`.
+   */
+  static reading(db: Pick<CypherRunner, 'read'>, statements: { all: string; after: string }, tag: (op: string) => QueryTag, maxVectors?: number): OwnerVectors {
+    return new OwnerVectors(
+      async (userId, after) => {
+        // Listed first: a transaction that commits after the read began after this.
+        const open = await db.read<{ oldest: number }>(OLDEST_OPEN, {}, tag('openTransactions')).catch(() => []);
+        const nodes = await db.read<OwnedVector & { at: number }>(after === null ? statements.all : statements.after, { userId, after }, tag(after === null ? 'heldVectors' : 'heldVectorsAfter'));
+        return { at: nodes[0]?.at ?? 0, openSince: open[0]?.oldest ?? undefined, nodes };
+      },
+      { maxVectors },
+    );
+  }
 
   constructor(
     /** The owner's embedded nodes, or (with `after`) those embedded after that time. */
@@ -140,6 +173,21 @@ export class OwnerVectors {
       seen: h.seen,
       complete: picked.length <= n,
     };
+  }
+
+  /**
+   * The owner's exact vector search for `limit` nodes: ranked here when their vectors are held
+   * (`limit` + 16 ids) and checked and completed by `held`, the owning store's statement; `scan`
+   * in Neo4j when they are not held yet (or with `filter` undefined: a filter memory does not
+   * know), or when the statement's filter dropped so many of a cut ranking that others may be missing.
+   */
+  async search<T>(ownerId: string, embedding: readonly number[], filter: HeldFilter | undefined, limit: number, held: (ranking: HeldRanking) => Promise<T[]>, scan: () => Promise<T[]>): Promise<T[]> {
+    const ranking = filter === undefined ? undefined : this.rank(ownerId, embedding, filter, limit + SLACK);
+    if (ranking !== undefined) {
+      const rows = await held(ranking);
+      if (rows.length >= limit || ranking.complete) return rows;
+    }
+    return scan();
   }
 
   /** Reads the owner's vectors now, as their second search would (warm-up). */
@@ -210,7 +258,7 @@ export class OwnerVectors {
   }
 
   private put(h: Held, read: VectorRead): void {
-    h.seen = Math.max(h.seen, read.at - COMMIT_MARGIN_MS);
+    h.seen = Math.max(h.seen, read.at - COMMIT_MARGIN_MS, (read.openSince ?? -Infinity) - OPEN_SLACK_MS);
     for (const r of read.nodes) {
       let i = h.position.get(r.id);
       if (i === undefined) {
@@ -243,4 +291,53 @@ function unit(v: readonly number[]): Float32Array {
   const s = norm > 0 ? 1 / Math.sqrt(norm) : 0;
   for (let i = 0; i < v.length; i++) out[i] = v[i]! * s;
   return out;
+}
+
+/** How a label's nodes are read and checked for `OwnerVectors`: Cypher of the owning store. */
+export interface HeldLabel {
+  label: string;
+  /** The statement's variable for a node. */
+  v: string;
+  /** The store's search filter on `v` (its parameters, with $userId). */
+  filter: string;
+  /** Expressions for the held fields of `v`: its time (ms since the epoch) and connection (null: none). */
+  timestamp: string;
+  connectionId: string;
+}
+
+/**
+ * A label's two reads for `OwnerVectors.reading`: the owner's embedded nodes ($userId), and
+ * those embedded after $after (a seek on ({label}(user_id, embedded_at))), with Neo4j's time of
+ * the read; a record each (the driver decoded them all collected into one record 3-5x slower).
+ */
+export function heldReadCypher(l: HeldLabel): { all: string; after: string } {
+  const { label, v } = l;
+  const read = (match: string) => `${match} AND ${v}.embedding IS NOT NULL
+RETURN timestamp() AS at, ${v}.id AS id, ${v}.channel AS channel, ${l.timestamp} AS timestamp, ${l.connectionId} AS connectionId, ${v}.embedding AS embedding`;
+  return {
+    all: read(`MATCH (${v}:${label}) WHERE ${v}.user_id = $userId`),
+    after: read(`MATCH (${v}:${label}) USING INDEX ${v}:${label}(user_id, embedded_at) WHERE ${v}.user_id = $userId AND ${v}.embedded_at > $after`),
+  };
+}
+
+/**
+ * $ranked: [{id, score}] (an owner's nodes ranked from memory), $seen, $embedding, $limit and the
+ * filter's parameters -> `v`, score, best first, at most $limit (the caller's RETURN follows): the
+ * exact scan's answer without Neo4j reading every embedding. The ranked nodes are checked against
+ * the filter (one id seek each); the nodes embedded after $seen, which memory may not hold or may
+ * hold stale, are scored here (a seek on (user_id, embedded_at)).
+ */
+export function heldSearchCypher(l: Pick<HeldLabel, 'label' | 'v' | 'filter'>): string {
+  const { label, v, filter } = l;
+  return `
+CALL () {
+  UNWIND $ranked AS r
+  MATCH (${v}:${label} {id: r.id}) USING INDEX ${v}:${label}(id) WHERE ${filter} AND coalesce(${v}.embedded_at, 0) <= $seen
+  RETURN ${v}, r.score AS score
+  UNION ALL
+  MATCH (${v}:${label}) USING INDEX ${v}:${label}(user_id, embedded_at) WHERE ${v}.user_id = $userId AND ${v}.embedded_at > $seen AND ${filter}
+    AND ${v}.embedding IS NOT NULL
+  RETURN ${v}, vector.similarity.cosine(${v}.embedding, $embedding) AS score
+}
+WITH ${v}, score ORDER BY score DESC LIMIT toInteger($limit)`;
 }

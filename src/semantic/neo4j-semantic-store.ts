@@ -3,6 +3,7 @@ import type { ManagedTransaction } from 'neo4j-driver';
 import { NotFoundError, UserBeingErasedError, ValidationError } from '../errors';
 import type { CypherRunner } from '../infra/neo4j';
 import { indexOrFallback, SmallOwners } from '../infra/vector-scan';
+import { ANY_TIME, heldReadCypher, heldSearchCypher, OwnerVectors, type HeldFilter, type HeldLabel, type HeldRanking } from '../infra/owner-vectors';
 import type { TurnFilters } from '../episodic/contract';
 import { TURN_MATCHES_FILTERS, turnFilterParams } from '../episodic/neo4j-episodic-store';
 import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
@@ -98,7 +99,7 @@ CREATE (e:Entity {id: $row.id, user_id: $row.userId, channel: $row.channel, scop
   protected: false, created_at: datetime(), updated_at: datetime(), first_seen: datetime(), valid_from: datetime(),
   embedding_pending: CASE WHEN $row.embedding IS NULL THEN true ELSE null END})
 CREATE (u)-[:HAS_ENTITY]->(e)
-WITH e CALL (e) { WITH e WHERE $row.embedding IS NOT NULL CALL db.create.setNodeVectorProperty(e, 'embedding', $row.embedding) }
+WITH e CALL (e) { WITH e WHERE $row.embedding IS NOT NULL CALL db.create.setNodeVectorProperty(e, 'embedding', $row.embedding) SET e.embedded_at = timestamp() }
 RETURN ${ENTITY} AS entity`;
 
 // $row -> {entity}: merges resolved input into an existing entity
@@ -110,6 +111,7 @@ SET e.aliases = $row.aliases, e.normalized_names = $row.normalizedNames, e.alias
 WITH e CALL (e) {
   WITH e WHERE $row.embedding IS NOT NULL AND e.embedding IS NULL
   CALL db.create.setNodeVectorProperty(e, 'embedding', $row.embedding)
+  SET e.embedded_at = timestamp()
   REMOVE e.embedding_pending
 }
 RETURN ${ENTITY} AS entity`;
@@ -176,7 +178,7 @@ CALL (f) {
   SET old.status = 'superseded', old.superseded_by = f.id, old.updated_at = datetime(),
       old.valid_to = CASE WHEN f.valid_from > old.valid_from THEN f.valid_from ELSE datetime() END
 }
-CALL (f) { WITH f WHERE $row.embedding IS NOT NULL CALL db.create.setNodeVectorProperty(f, 'embedding', $row.embedding) }
+CALL (f) { WITH f WHERE $row.embedding IS NOT NULL CALL db.create.setNodeVectorProperty(f, 'embedding', $row.embedding) SET f.embedded_at = timestamp() }
 ${WITH_ABOUT}
 RETURN ${FACT} AS fact`;
 
@@ -283,10 +285,19 @@ const ENTITY_EXISTS = `MATCH (e:Entity {id: $entityId}) USING INDEX e:Entity(id)
 // $userId -> {n}: the user's facts, and their entities (user_id index seeks)
 const COUNT_USER_FACTS = `MATCH (f:Fact) WHERE f.user_id = $userId RETURN count(f) AS n`;
 const COUNT_USER_ENTITIES = `MATCH (e:Entity) WHERE e.user_id = $userId RETURN count(e) AS n`;
+// A vector search's filter on fact f: $userId, $channels, $connections, $includeInactive, $minConfidence
+const FACT_SEARCH_FILTER = `f.user_id = $userId AND f.channel IN $channels AND ($includeInactive OR f.status = 'active') AND f.confidence >= $minConfidence AND ${FACT_CONNECTIONS}`;
+// ... and on entity e: $userId, $channels, $types
+const ENTITY_SEARCH_FILTER = `e.user_id = $userId AND e.channel IN $channels AND e.valid_to IS NULL AND ($types IS NULL OR e.type IN $types)`;
+// A small user's facts and entities held in memory (OwnerVectors): their exact scan ranked
+// there, and the two reads of them (migration 011 indexes (user_id, embedded_at)).
+const HELD_FACTS = { label: 'Fact', v: 'f', filter: FACT_SEARCH_FILTER, timestamp: '0', connectionId: 'f.connection_id' };
+const HELD_ENTITIES = { label: 'Entity', v: 'e', filter: ENTITY_SEARCH_FILTER, timestamp: '0', connectionId: 'null' };
+
 // $k, $embedding, $userId, $channels, $connections, $includeInactive, $minConfidence, $limit -> {fact, score}
 const VECTOR_FACTS = `
 CALL db.index.vector.queryNodes('fact_embeddings', toInteger($k), $embedding) YIELD node AS f, score
-WHERE f.user_id = $userId AND f.channel IN $channels AND ($includeInactive OR f.status = 'active') AND f.confidence >= $minConfidence AND ${FACT_CONNECTIONS}
+WHERE ${FACT_SEARCH_FILTER}
 WITH f, score ORDER BY score DESC LIMIT toInteger($limit)
 ${WITH_ABOUT.replace('WITH f,', 'WITH f, score,')}
 RETURN ${FACT} AS fact, score ORDER BY score DESC`;
@@ -295,23 +306,28 @@ RETURN ${FACT} AS fact, score ORDER BY score DESC`;
 // user's facts (index seek on user_id, channel) when the shared index's neighbourhood holds too few of them;
 // vector.similarity.cosine is normalised like the index score, (1 + cos) / 2
 const VECTOR_FACTS_EXACT = `
-MATCH (f:Fact) WHERE f.user_id = $userId AND f.channel IN $channels AND ($includeInactive OR f.status = 'active') AND f.confidence >= $minConfidence AND ${FACT_CONNECTIONS}
-  AND f.embedding IS NOT NULL
+MATCH (f:Fact) WHERE ${FACT_SEARCH_FILTER} AND f.embedding IS NOT NULL
 WITH f, vector.similarity.cosine(f.embedding, $embedding) AS score ORDER BY score DESC LIMIT toInteger($limit)
+${WITH_ABOUT.replace('WITH f,', 'WITH f, score,')}
+RETURN ${FACT} AS fact, score ORDER BY score DESC`;
+// the same, with $ranked and $seen (heldSearchCypher) -> {fact, score}
+const VECTOR_FACTS_HELD = `${heldSearchCypher(HELD_FACTS)}
 ${WITH_ABOUT.replace('WITH f,', 'WITH f, score,')}
 RETURN ${FACT} AS fact, score ORDER BY score DESC`;
 
 // $k, $embedding, $userId, $channels, $types, $limit -> {entity, score}
 const VECTOR_ENTITIES = `
 CALL db.index.vector.queryNodes('entity_embeddings', toInteger($k), $embedding) YIELD node AS e, score
-WHERE e.user_id = $userId AND e.channel IN $channels AND e.valid_to IS NULL AND ($types IS NULL OR e.type IN $types)
+WHERE ${ENTITY_SEARCH_FILTER}
 RETURN ${ENTITY} AS entity, score ORDER BY score DESC LIMIT toInteger($limit)`;
 
 // $embedding, $userId, $channels, $types, $limit -> {entity, score}: exact cosine over the user's live entities
 const VECTOR_ENTITIES_EXACT = `
-MATCH (e:Entity) WHERE e.user_id = $userId AND e.channel IN $channels AND e.valid_to IS NULL AND ($types IS NULL OR e.type IN $types)
-  AND e.embedding IS NOT NULL
+MATCH (e:Entity) WHERE ${ENTITY_SEARCH_FILTER} AND e.embedding IS NOT NULL
 WITH e, vector.similarity.cosine(e.embedding, $embedding) AS score ORDER BY score DESC LIMIT toInteger($limit)
+RETURN ${ENTITY} AS entity, score ORDER BY score DESC`;
+// the same, with $ranked and $seen (heldSearchCypher) -> {entity, score}
+const VECTOR_ENTITIES_HELD = `${heldSearchCypher(HELD_ENTITIES)}
 RETURN ${ENTITY} AS entity, score ORDER BY score DESC`;
 
 // $k, $query, $userId, $channels, $connections, $includeInactive, $minConfidence, $limit -> {fact, score}
@@ -353,7 +369,7 @@ MATCH (u:User {id: $userId}) CREATE (u)-[:HAS_FACT]->(g)
 WITH f, g
 CALL (f, g) { MATCH (f)-[:ABOUT]->(e:Entity) MERGE (g)-[:ABOUT]->(e) }
 CALL (f, g) { MATCH (f)-[:DERIVED_FROM]->(t:Turn) MERGE (g)-[:DERIVED_FROM]->(t) }
-CALL (f, g) { WITH f, g WHERE f.embedding IS NOT NULL SET g.embedding = f.embedding }
+CALL (f, g) { WITH f, g WHERE f.embedding IS NOT NULL SET g.embedding = f.embedding, g.embedded_at = timestamp() }
 WITH g AS f
 ${WITH_ABOUT}
 RETURN ${FACT} AS fact`;
@@ -379,10 +395,10 @@ RETURN label, id, text LIMIT toInteger($limit)`;
 // $rows: [{id, embedding}] -> {n}
 const SET_ENTITY_EMBEDDINGS = `
 UNWIND $rows AS row MATCH (e:Entity {id: row.id})
-CALL db.create.setNodeVectorProperty(e, 'embedding', row.embedding) REMOVE e.embedding_pending RETURN count(e) AS n`;
+CALL db.create.setNodeVectorProperty(e, 'embedding', row.embedding) SET e.embedded_at = timestamp() REMOVE e.embedding_pending RETURN count(e) AS n`;
 const SET_FACT_EMBEDDINGS = `
 UNWIND $rows AS row MATCH (f:Fact {id: row.id})
-CALL db.create.setNodeVectorProperty(f, 'embedding', row.embedding) REMOVE f.embedding_pending RETURN count(f) AS n`;
+CALL db.create.setNodeVectorProperty(f, 'embedding', row.embedding) SET f.embedded_at = timestamp() REMOVE f.embedding_pending RETURN count(f) AS n`;
 
 type Props = Record<string, string | number | boolean>;
 export interface EntityRow extends Omit<Entity, 'properties'> {
@@ -421,10 +437,19 @@ export class Neo4jSemanticStore implements SemanticStore {
   /** Per user, for a while: whether their facts, and their entities, are few enough for the exact vector scan. */
   private readonly smallFacts: SmallOwners;
   private readonly smallEntities: SmallOwners;
+  /** Small users' fact and entity embeddings in memory, so their exact scans rank here (undefined: off). */
+  private readonly heldFacts: OwnerVectors | undefined;
+  private readonly heldEntities: OwnerVectors | undefined;
 
-  constructor(private readonly db: CypherRunner) {
+  constructor(
+    private readonly db: CypherRunner,
+    opts: { /** fact and entity embeddings held in memory, each (0: none, every scan in Neo4j) */ heldVectors?: number } = {},
+  ) {
     this.smallFacts = SmallOwners.counted(db, COUNT_USER_FACTS, TAG('countUserFacts'));
     this.smallEntities = SmallOwners.counted(db, COUNT_USER_ENTITIES, TAG('countUserEntities'));
+    const held = (l: HeldLabel) => (opts.heldVectors === 0 ? undefined : OwnerVectors.reading(db, heldReadCypher(l), (op) => TAG(`${op}${l.label}`), opts.heldVectors));
+    this.heldFacts = held(HELD_FACTS);
+    this.heldEntities = held(HELD_ENTITIES);
   }
 
   // ------------------------------------------------------------------- entities
@@ -816,24 +841,66 @@ export class Neo4jSemanticStore implements SemanticStore {
 
   async vectorSearchFacts(scope: AccessScope, embedding: number[], q: FactQuery): Promise<ScoredFact[]> {
     const params = { ...factParams(scope, q), embedding };
-    const found = await indexOrFallback(
-      q.limit,
-      (k) => this.db.read<{ fact: FactRow; score: number }>(VECTOR_FACTS, { ...params, k }, TAG('vectorSearchFacts')),
-      () => this.db.read<{ fact: FactRow; score: number }>(VECTOR_FACTS_EXACT, params, TAG('vectorSearchFactsExact')),
-      { sizes: this.smallFacts, userId: scope.userId },
-    );
+    type Row = { fact: FactRow; score: number };
+    const found = await this.vectorSearch<Row>(scope, embedding, q.limit, {
+      sizes: this.smallFacts,
+      held: this.heldFacts,
+      filter: { channels: scope.channels, connections: scope.connections, ...ANY_TIME },
+      index: (k) => this.db.read<Row>(VECTOR_FACTS, { ...params, k }, TAG('vectorSearchFacts')),
+      exact: () => this.db.read<Row>(VECTOR_FACTS_EXACT, params, TAG('vectorSearchFactsExact')),
+      ranked: (r) => this.db.read<Row>(VECTOR_FACTS_HELD, { ...params, ranked: r.ranked, seen: r.seen }, TAG('vectorSearchFactsHeld')),
+    });
     return found.map((r) => ({ fact: toFact(r.fact), score: r.score }));
   }
 
   async vectorSearchEntities(scope: AccessScope, embedding: number[], q: EntityQuery): Promise<ScoredEntity[]> {
     const params = { ...entityParams(scope, q), embedding };
-    const found = await indexOrFallback(
-      q.limit,
-      (k) => this.db.read<{ entity: EntityRow; score: number }>(VECTOR_ENTITIES, { ...params, k }, TAG('vectorSearchEntities')),
-      () => this.db.read<{ entity: EntityRow; score: number }>(VECTOR_ENTITIES_EXACT, params, TAG('vectorSearchEntitiesExact')),
-      { sizes: this.smallEntities, userId: scope.userId },
-    );
+    type Row = { entity: EntityRow; score: number };
+    const found = await this.vectorSearch<Row>(scope, embedding, q.limit, {
+      sizes: this.smallEntities,
+      held: this.heldEntities,
+      // Memory holds no entity types: a search by type scans.
+      filter: !q.types?.length ? { channels: scope.channels, connections: null, ...ANY_TIME } : undefined,
+      index: (k) => this.db.read<Row>(VECTOR_ENTITIES, { ...params, k }, TAG('vectorSearchEntities')),
+      exact: () => this.db.read<Row>(VECTOR_ENTITIES_EXACT, params, TAG('vectorSearchEntitiesExact')),
+      ranked: (r) => this.db.read<Row>(VECTOR_ENTITIES_HELD, { ...params, ranked: r.ranked, seen: r.seen }, TAG('vectorSearchEntitiesHeld')),
+    });
     return found.map((r) => ({ entity: toEntity(r.entity), score: r.score }));
+  }
+
+  /**
+   * A vector search of one label: the shared index, or for a small user (or when the index
+   * found too few) the exact scan of their nodes, ranked from memory when they are held.
+   */
+  private vectorSearch<T>(
+    scope: AccessScope,
+    embedding: number[],
+    limit: number,
+    s: {
+      sizes: SmallOwners;
+      held: OwnerVectors | undefined;
+      filter: HeldFilter | undefined;
+      index: (k: number) => Promise<T[]>;
+      exact: () => Promise<T[]>;
+      ranked: (r: HeldRanking) => Promise<T[]>;
+    },
+  ): Promise<T[]> {
+    const { userId } = scope;
+    // Held for small users only, as turns are (a large user's vectors would crowd out many small ones).
+    const exact = () => (s.held !== undefined && s.sizes.known(userId) === true ? s.held.search(userId, embedding, s.filter, limit, s.ranked, s.exact) : s.exact());
+    return indexOrFallback(limit, s.index, exact, { sizes: s.sizes, userId });
+  }
+
+  async rehearseHeldVectors(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void> {
+    for (const held of [this.heldFacts, this.heldEntities]) {
+      if (mode === 'held') await held?.hold(userId);
+      else held?.release(userId, mode === 'scan');
+    }
+  }
+
+  /** Resolves once the embeddings being read into memory are held (tests). */
+  async heldVectorsSettled(): Promise<void> {
+    await Promise.all([this.heldFacts?.settled(), this.heldEntities?.settled()]);
   }
 
   async fullTextSearchFacts(scope: AccessScope, text: string, q: FactQuery): Promise<ScoredFact[]> {

@@ -437,7 +437,7 @@ describe('remember', () => {
       await same();
       await same();
       await held.heldVectorsSettled();
-      expect(ops).toEqual(['countUserTurns', 'similarTurnsExact', 'similarTurnsExact', 'heldVectors']);
+      expect(ops).toEqual(['countUserTurns', 'similarTurnsExact', 'similarTurnsExact', 'openTransactions', 'heldVectors']);
       const first = await same();
       expect(ops.at(-1)).toBe('similarTurnsHeld');
       expect(first).toHaveLength(16);

@@ -234,7 +234,7 @@ describe('vector search', () => {
     await m.memory.learnStrategy({ userId, channel: '_global', description: 'plan a long run', contextPattern: 'marathon training', toolSequence: ['calendar'], success: true });
     const ops: string[] = [];
     const recording = recordingReads(m.neo4j, ops);
-    const semantic = new Neo4jSemanticStore(recording);
+    const semantic = new Neo4jSemanticStore(recording, { heldVectors: 0 });
     const procedural = new Neo4jProceduralStore(recording);
     const [embedding] = await m.embedder.embed(['What race is the user running?'], { input: 'query' });
     const scope = userScope(userId);
@@ -255,6 +255,95 @@ describe('vector search', () => {
       ...['countUserStrategies', 'vectorSearchStrategiesExact'],
       ...['vectorSearchFactsExact', 'vectorSearchEntitiesExact', 'vectorSearchStrategiesExact'],
     ]);
+  });
+
+  it("ranks a small user's facts and entities from their embeddings held in memory, as the exact scan does, with Neo4j's filter and the newly embedded", async () => {
+    const userId = uid('held');
+    for (let i = 0; i < 30; i++) await m.memory.storeFact({ userId, channel: 'work', claim: i % 2 ? `The user rode the harbour ferry on trip ${i}` : `The user planted tomatoes in bed ${i}` });
+    const places = ['Lisbon', 'Oslo', 'Hamburg', 'Naples', 'Split', 'Helsinki', 'Dover', 'Piraeus', 'Tallinn', 'Genoa', 'Calais', 'Bergen'];
+    for (const [i, name] of places.entries()) await m.memory.upsertEntity({ userId, channel: 'work', name, type: i % 3 ? 'place' : 'organization', description: `a port city, ${name}` });
+    // Embedded two minutes ago: memory is trusted for them (the statement rescores only those
+    // embedded in the minute before the latest one it read).
+    await m.neo4j.write('MATCH (n) WHERE (n:Fact OR n:Entity) AND n.user_id = $userId SET n.embedded_at = n.embedded_at - 120000', { userId }, tag);
+    const [embedding] = await m.embedder.embed(['Which ferry did the user take?'], { input: 'query' });
+    const ops: string[] = [];
+    const held = new Neo4jSemanticStore(recordingReads(m.neo4j, ops));
+    const exact = new Neo4jSemanticStore(m.neo4j, { heldVectors: 0 });
+    const scope = userScope(userId, { channel: 'work' });
+    const q = { limit: 8 };
+    const same = async (vector = embedding!, entityQuery: { limit: number; types?: string[] } = q) => {
+      const [facts, heldEntities] = [await held.vectorSearchFacts(scope, vector, q), await held.vectorSearchEntities(scope, vector, entityQuery)];
+      const [exactFacts, exactEntities] = [await exact.vectorSearchFacts(scope, vector, q), await exact.vectorSearchEntities(scope, vector, entityQuery)];
+      expect(facts.map((h) => h.fact.id)).toEqual(exactFacts.map((h) => h.fact.id));
+      facts.forEach((h, i) => expect(h.score).toBeCloseTo(exactFacts[i]!.score, 5));
+      expect(facts.map((h) => h.fact.aboutEntityIds)).toEqual(exactFacts.map((h) => h.fact.aboutEntityIds));
+      expect(heldEntities.map((h) => h.entity.id)).toEqual(exactEntities.map((h) => h.entity.id));
+      heldEntities.forEach((h, i) => expect(h.score).toBeCloseTo(exactEntities[i]!.score, 5));
+      return { facts, entities: heldEntities };
+    };
+    // Not held yet: the scans answer; on the user's second search their embeddings are read in the background.
+    await same();
+    await same();
+    await held.heldVectorsSettled();
+    expect(ops.slice(0, 6)).toEqual([...['countUserFacts', 'vectorSearchFactsExact', 'countUserEntities', 'vectorSearchEntitiesExact'], ...['vectorSearchFactsExact', 'vectorSearchEntitiesExact']]);
+    // The two labels' reads run side by side, each listing the open transactions first.
+    expect(ops.slice(6).sort()).toEqual(['heldVectorsEntity', 'heldVectorsFact', 'openTransactionsEntity', 'openTransactionsFact']);
+    const first = await same();
+    expect(ops.slice(-2)).toEqual(['vectorSearchFactsHeld', 'vectorSearchEntitiesHeld']);
+    expect(first.facts).toHaveLength(8);
+    expect(first.entities).toHaveLength(8);
+
+    // A fact stored (and embedded) after the read is found at once: the statement scores it.
+    const said = 'The user missed the last harbour ferry home on Friday';
+    const fresh = (await m.memory.storeFact({ userId, channel: 'work', claim: said })).fact;
+    const [asked] = await m.embedder.embed([said], { input: 'query' });
+    expect((await same(asked)).facts[0]!.fact.id).toBe(fresh.id);
+    expect(ops.slice(-2)).toEqual(['vectorSearchFactsHeld', 'vectorSearchEntitiesHeld']);
+    // A superseded fact, a deleted one and a closed entity that memory still ranks are dropped by Neo4j's filter.
+    const [top, second] = first.facts;
+    await m.neo4j.write("MATCH (f:Fact {id: $id}) SET f.status = 'superseded'", { id: top!.fact.id }, tag);
+    await m.neo4j.write('MATCH (f:Fact {id: $id}) DETACH DELETE f', { id: second!.fact.id }, tag);
+    await m.neo4j.write('MATCH (e:Entity {id: $id}) SET e.valid_to = datetime()', { id: first.entities[0]!.entity.id }, tag);
+    const after = await same();
+    expect(after.facts.map((h) => h.fact.id)).not.toContain(top!.fact.id);
+    expect(after.facts.map((h) => h.fact.id)).not.toContain(second!.fact.id);
+    expect(after.entities.map((h) => h.entity.id)).not.toContain(first.entities[0]!.entity.id);
+    // Another channel's scope sees none of them; a search by entity type, which memory does not hold, scans.
+    expect(await held.vectorSearchFacts(userScope(userId, { channel: 'elsewhere' }), embedding!, q)).toHaveLength(0);
+    expect(await held.vectorSearchEntities(userScope(userId, { channel: 'elsewhere' }), embedding!, q)).toHaveLength(0);
+    const typed = await same(embedding, { limit: 8, types: ['organization'] });
+    expect(typed.entities.map((h) => h.entity.type)).toEqual(typed.entities.map(() => 'organization'));
+    expect(ops.at(-1)).toBe('vectorSearchEntitiesExact');
+  });
+
+  it('finds a fact embedded by a transaction that was open while the process read the user, once it commits', async () => {
+    const userId = uid('open');
+    for (let i = 0; i < 5; i++) await m.memory.storeFact({ userId, claim: `The user planted tomatoes in bed ${i}` });
+    const held = new Neo4jSemanticStore(m.neo4j);
+    const scope = userScope(userId);
+    const said = 'The user keeps bees behind the garden shed';
+    const [asked] = await m.embedder.embed([said], { input: 'query' });
+    let commit!: () => void;
+    const committed = new Promise<void>((resolve) => (commit = resolve));
+    let begun!: () => void;
+    const started = new Promise<void>((resolve) => (begun = resolve));
+    // Embedded (timestamp()) inside a transaction that stays open across the read below.
+    const writing = m.neo4j.writeTx(async (tx) => {
+      await tx.run(
+        `MATCH (u:User {id: $userId})
+         CREATE (u)-[:HAS_FACT]->(f:Fact {id: $id, user_id: $userId, channel: '_global', claim: $said, status: 'active', confidence: 1.0, embedded_at: timestamp()})
+         WITH f CALL db.create.setNodeVectorProperty(f, 'embedding', $embedding)`,
+        { userId, id: `${userId}-bees`, said, embedding: asked },
+      );
+      begun();
+      await committed;
+    }, tag);
+    await started;
+    await held.rehearseHeldVectors(userId, 'held');
+    commit();
+    await writing;
+    const found = await held.vectorSearchFacts(scope, asked!, { limit: 3 });
+    expect(found[0]!.fact.id).toBe(`${userId}-bees`);
   });
 });
 

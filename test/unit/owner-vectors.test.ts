@@ -50,6 +50,24 @@ describe('OwnerVectors', () => {
     expect(reads).toEqual([['u1', null]]);
   });
 
+  it("search: the store's statement over the ranking once held; the scan before, without a filter memory knows, or when the statement kept too few of a cut ranking", async () => {
+    // 20 nodes: a cut ranking (limit 2 + 16 slack = 18 ids) is incomplete, a limit of 10 is complete.
+    const { v } = held({ u1: Array.from({ length: 20 }, (_, i) => node(`n${i}`, [1, i])) });
+    const calls: string[] = [];
+    const statement = (rows: number) => async (r: { ranked: Array<{ id: string }> }) => (calls.push(`held ${r.ranked.length}`), r.ranked.slice(0, rows).map((x) => x.id));
+    const scan = async () => (calls.push('scan'), ['scanned']);
+    const search = (filter: HeldFilter | undefined, limit: number, rows: number) => v.search('u1', [1, 0], filter, limit, statement(rows), scan);
+    expect(await search(ALL, 2, 2)).toEqual(['scanned']); // not held: searched once
+    expect(await search(undefined, 2, 2)).toEqual(['scanned']); // a filter memory does not know: not a search that reads
+    expect(await search(ALL, 2, 2)).toEqual(['scanned']); // the second search: read in the background
+    await v.settled();
+    expect(await search(ALL, 2, 2)).toEqual(['n0', 'n1']);
+    expect(await search(ALL, 2, 1)).toEqual(['scanned']); // the statement dropped too many of a cut ranking
+    expect(await search(ALL, 10, 1)).toEqual(['n0']); // a complete ranking: nothing else to find
+    expect(await search(undefined, 2, 2)).toEqual(['scanned']);
+    expect(calls).toEqual(['scan', 'scan', 'scan', 'held 18', 'held 18', 'scan', 'held 20', 'scan']);
+  });
+
   it("waits before an owner's first read, so that it does not run beside the search that asked", async () => {
     const reads: string[] = [];
     const v = new OwnerVectors(async (owner) => (reads.push(owner), { at: 0, nodes: [node('a', [1, 0])] }), { firstReadDelayMs: 40 });
@@ -125,6 +143,24 @@ describe('OwnerVectors', () => {
     const reloaded = v.rank('u1', [1, 0], ALL, 10)!;
     expect(reloaded.ranked.map((x) => x.id)).toEqual(['newer', 'new']);
     expect(reloaded.seen).toBe(1_140_000);
+  });
+
+  it('trusts memory up to a second before the oldest transaction open at the read began, else a minute before the read', async () => {
+    const opened: Array<number | undefined> = [];
+    const at = 500_000;
+    const v = new OwnerVectors(async () => ({ at, openSince: opened.shift(), nodes: [node('a', [1, 0])] }), { firstReadDelayMs: 0 });
+    const seen = async (openSince: number | undefined) => {
+      opened.push(openSince);
+      await v.hold('u1');
+      return v.rank('u1', [1, 0], ALL, 10)!.seen;
+    };
+    expect(await seen(499_990)).toBe(498_990); // only short transactions open (the listing's own, at least)
+    v.release('u1', false);
+    expect(await seen(480_000)).toBe(479_000); // one open for 20 s: its nodes may commit after the read
+    v.release('u1', false);
+    expect(await seen(300_000)).toBe(440_000); // one open for minutes does not hold memory back
+    v.release('u1', false);
+    expect(await seen(undefined)).toBe(440_000); // Neo4j would not list them
   });
 
   it('warm-up: release(scanOnly) keeps an owner out of memory until hold(), which reads them at once', async () => {
