@@ -316,7 +316,17 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     redisKeys,
   ];
   const fence = new UserWriteFence(redis);
-  const users = new UserDataStore(userData, pools.primary, auditTrail, { beforeErase: () => audit.flush(), graceMs: config.erasure.graceMs, fence });
+  const users = new UserDataStore(userData, pools.primary, auditTrail, {
+    beforeErase: () => audit.flush(),
+    // The user's embeddings this process holds for recall go with them (other processes drop
+    // an owner not searched for ten minutes).
+    afterErase: async (userId) => {
+      await episodic.holdVectors(userId, 'forget');
+      await semanticStore.holdVectors(userId, 'forget');
+    },
+    graceMs: config.erasure.graceMs,
+    fence,
+  });
 
   return {
     config,

@@ -133,6 +133,15 @@ export const OWNERS: Readonly<Record<string, Owner>> = {
     tables: [],
     generic: 'the label is the calling store’s own (addAccessCountsCypher(label) in each owner)',
   },
+  // Not an owner of data either: the reads and the search statement of embeddings held in
+  // memory (src/infra/owner-vectors.ts), templates each store runs for its own label only.
+  'held-vectors template': {
+    files: ['src/infra/owner-vectors.ts'],
+    labels: [],
+    relationships: [],
+    tables: [],
+    generic: 'the label is the calling store’s own (heldReadCypher(label), heldSearchCypher(label) in each owner)',
+  },
   migrate: {
     files: ['src/migrate/'],
     labels: ['SchemaMigration', 'EmbeddingModel'],

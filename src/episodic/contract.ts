@@ -150,11 +150,11 @@ export interface EpisodicStore {
   similarTurns(embedding: number[], scope: AccessScope, q: TurnSearch): Promise<TurnHit[]>;
   similarTurns(embedding: number[], scope: AccessScope, q: TurnSearch & { content: true }): Promise<ScoredTurn[]>;
   /**
-   * Warm-up, so that a rehearsal runs both of `similarTurns`' statements: the user's turns
-   * only scanned in Neo4j (`scan`), their embeddings read and held in the process now (`held`),
-   * or forgotten (`forget`, once the rehearsal's user is erased).
+   * How the user's turn embeddings are held in this process: only scanned in Neo4j (`scan`,
+   * so that warm-up's rehearsal runs both of `similarTurns`' statements), read and held now
+   * (`held`), or forgotten (`forget`: once a user, the rehearsal's included, is erased).
    */
-  rehearseHeldVectors?(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void>;
+  holdVectors?(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void>;
   /** The given turns that `scope` may read and that pass the window, in no particular order; unknown ids are left out. */
   getTurnsByIds(ids: string[], scope: AccessScope, q: TurnWindow): Promise<Turn[]>;
   /** Turns still waiting for an embedding, oldest first. */

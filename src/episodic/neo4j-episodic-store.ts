@@ -425,7 +425,7 @@ export class Neo4jEpisodicStore implements EpisodicStore {
     );
   }
 
-  async rehearseHeldVectors(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void> {
+  async holdVectors(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void> {
     if (mode === 'held') await this.heldVectors?.hold(userId);
     else this.heldVectors?.release(userId, mode === 'scan');
   }

@@ -55,6 +55,7 @@ interface Held {
   seen: number;
   loadedAt: number;
   refreshedAt: number;
+  rankedAt: number;
 }
 
 /**
@@ -71,7 +72,11 @@ const COMMIT_MARGIN_MS = 60_000;
 const OLDEST_OPEN = 'SHOW TRANSACTIONS YIELD startTime RETURN min(datetime(startTime).epochMillis) AS oldest';
 /** How often an owner's newly embedded nodes are read into memory (in the background). */
 const REFRESH_MS = 30_000;
-/** How long an owner's vectors are kept before they are read again whole (dropping deleted nodes). */
+/**
+ * How long an owner's vectors are kept before they are read again whole (dropping deleted
+ * nodes), and how long an owner not searched is kept at all (an erased user's vectors leave a
+ * process that did not erase them).
+ */
 const RELOAD_MS = 10 * 60_000;
 /** How long an owner's first read waits after the search that asked for it (which scans in Neo4j meanwhile). */
 const FIRST_READ_DELAY_MS = 1_000;
@@ -103,6 +108,8 @@ export class OwnerVectors {
   /** Owners searched once and not held. */
   private readonly searched = new ExpiringMap<boolean>(10_000);
   private size = 0;
+  /** Counts `release`s: a read that began before one is not kept (it may hold a forgotten owner's nodes). */
+  private releases = 0;
 
   /**
    * Vectors of the label `statements` read: `all` ($userId) and `after` ($userId, $after), each
@@ -146,9 +153,11 @@ export class OwnerVectors {
       return undefined;
     }
     if (h.vectors.length > 0 && h.vectors[0]!.length !== embedding.length) return undefined;
+    const now = this.now;
+    h.rankedAt = now;
     this.held.delete(ownerId);
     this.held.set(ownerId, h); // most recently ranked last
-    const now = this.now;
+    this.expire(now);
     if (now - h.loadedAt > RELOAD_MS) this.refresh(ownerId, null);
     else if (now - h.refreshedAt > REFRESH_MS) this.refresh(ownerId, h.seen);
 
@@ -199,6 +208,7 @@ export class OwnerVectors {
 
   /** Forgets the owner; with `scanOnly`, `rank` answers undefined for them until `hold` (warm-up). */
   release(ownerId: string, scanOnly: boolean): void {
+    this.releases++;
     this.drop(ownerId);
     this.searched.delete(ownerId);
     if (scanOnly) this.scanOnly.add(ownerId);
@@ -227,14 +237,24 @@ export class OwnerVectors {
     this.loading.set(ownerId, load);
   }
 
+  /** Drops the owners not ranked for RELOAD_MS (the least recently ranked are first in `held`). */
+  private expire(now: number): void {
+    for (const [ownerId, h] of this.held) {
+      if (now - h.rankedAt <= RELOAD_MS) return;
+      this.drop(ownerId);
+    }
+  }
+
   private async readInto(ownerId: string, after: number | null): Promise<void> {
     const started = this.now;
+    const releases = this.releases;
     let read: VectorRead;
     try {
       read = await this.read(ownerId, after);
     } catch {
       return; // what is held stays (or nothing is: the caller scans in Neo4j as before)
     }
+    if (this.releases !== releases) return;
     if (after === null) this.replace(ownerId, read, started);
     else this.merge(ownerId, read, started);
   }
@@ -242,7 +262,7 @@ export class OwnerVectors {
   private replace(ownerId: string, read: VectorRead, started: number): void {
     this.drop(ownerId);
     // Nodes embedded before `embedded_at` was kept have none (0 to the statement): held, as this read them.
-    const h: Held = { ids: [], channels: [], times: [], connections: [], vectors: [], position: new Map(), seen: 0, loadedAt: started, refreshedAt: started };
+    const h: Held = { ids: [], channels: [], times: [], connections: [], vectors: [], position: new Map(), seen: 0, loadedAt: started, refreshedAt: started, rankedAt: this.now };
     this.held.set(ownerId, h);
     this.put(h, read);
     this.evict(ownerId);

@@ -227,26 +227,26 @@ export class AgentMemory {
       };
       // First with the user's turns, facts and entities scanned in Neo4j (a user's first
       // recalls), then with their embeddings held in the process (their later recalls rank there).
-      await this.rehearseHeldVectors(userId, 'scan');
+      await this.holdVectors(userId, 'scan');
       const started = performance.now();
       const b = await round();
       for (let run = 1; run < REHEARSAL_RUNS || performance.now() - started < RECALL_REHEARSAL_MS; run++) await round();
-      await this.rehearseHeldVectors(userId, 'held');
+      await this.holdVectors(userId, 'held');
       for (let run = 0; run < REHEARSAL_RUNS; run++) await round();
       // Reinforcement's writes, off the request path but planned on their first flush (47-170 ms
       // of Neo4j's CPU each, beside the first requests).
       await recall.rehearseReinforcement?.(userId, b);
       return { turns: b.turns.length, facts: b.facts.length, entities: b.entities.length, strategies: b.strategies.length, goals: b.goals.length };
     } finally {
-      await this.rehearseHeldVectors(userId, 'forget');
+      await this.holdVectors(userId, 'forget');
       await graph.erase(userId);
     }
   }
 
   /** The stores that hold small users' embeddings in memory, for the rehearsal's user. */
-  private async rehearseHeldVectors(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void> {
-    await this.d.episodic.rehearseHeldVectors?.(userId, mode);
-    await this.d.semantic.rehearseHeldVectors?.(userId, mode);
+  private async holdVectors(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void> {
+    await this.d.episodic.holdVectors?.(userId, mode);
+    await this.d.semantic.holdVectors?.(userId, mode);
   }
 
   /** The rehearsal's made-up memory of `userId` (rehearseRecall), written by the stores. */

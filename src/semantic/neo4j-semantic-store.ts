@@ -891,7 +891,7 @@ export class Neo4jSemanticStore implements SemanticStore {
     return indexOrFallback(limit, s.index, exact, { sizes: s.sizes, userId });
   }
 
-  async rehearseHeldVectors(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void> {
+  async holdVectors(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void> {
     for (const held of [this.heldFacts, this.heldEntities]) {
       if (mode === 'held') await held?.hold(userId);
       else held?.release(userId, mode === 'scan');

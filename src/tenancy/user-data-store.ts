@@ -30,6 +30,8 @@ export class UserDataStore {
     private readonly opts: {
       /** Runs first (the audit logger's flush, so queued rows about the user are written and then redacted). */
       beforeErase?: () => Promise<void>;
+      /** Runs once the user's data is gone from every part (caches of it in the process). */
+      afterErase?: (userId: string) => Promise<void>;
       /** How long after the first sweep the second runs (config ERASURE_GRACE_MS). */
       graceMs?: number;
       /** The per-user erasure fence the API's writes enter; without one, only the two sweeps guard the erasure. */
@@ -113,6 +115,7 @@ export class UserDataStore {
       await this.sweep(userId, report);
       await new Promise((r) => setTimeout(r, this.opts.graceMs ?? 1000));
       await this.sweep(userId, report);
+      await this.opts.afterErase?.(userId);
       // Recorded before the redaction, so an audit row still queued or spooled elsewhere cannot land after it.
       await this.pg.query(RECORD_ERASURE, [userId]);
       // The audit rows stay, hashes and all, without their personal columns; the erasure record

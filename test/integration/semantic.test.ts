@@ -339,7 +339,7 @@ describe('vector search', () => {
       await committed;
     }, tag);
     await started;
-    await held.rehearseHeldVectors(userId, 'held');
+    await held.holdVectors(userId, 'held');
     commit();
     await writing;
     const found = await held.vectorSearchFacts(scope, asked!, { limit: 3 });

@@ -1,4 +1,4 @@
-import { OwnerVectors, type HeldFilter, type OwnedVector } from '../../src/infra/owner-vectors';
+import { OwnerVectors, type HeldFilter, type OwnedVector, type VectorRead } from '../../src/infra/owner-vectors';
 
 const ALL: HeldFilter = { channels: ['work', '_global'], since: -Infinity, until: Infinity, connections: null };
 /** A node as Neo4j holds it: with when it was embedded (0: before `embedded_at` was kept). */
@@ -161,6 +161,28 @@ describe('OwnerVectors', () => {
     expect(await seen(300_000)).toBe(440_000); // one open for minutes does not hold memory back
     v.release('u1', false);
     expect(await seen(undefined)).toBe(440_000); // Neo4j would not list them
+  });
+
+  it('drops an owner not ranked for ten minutes, and a read that began before a release (an erasure) is not kept', async () => {
+    let now = 0;
+    const { v } = held({ u1: [node('a', [1, 0])], u2: [node('b', [1, 0])] }, { now: () => now });
+    await hold(v, ['u1', 'u2']);
+    now = 5 * 60_000;
+    expect(v.rank('u2', [1, 0], ALL, 10)).toBeDefined();
+    now = 10 * 60_000 + 1;
+    expect(v.rank('u2', [1, 0], ALL, 10)).toBeDefined(); // ranked five minutes ago: kept (and read again, being ten minutes old)
+    await v.settled();
+    expect(v.rank('u1', [1, 0], ALL, 10)).toBeUndefined(); // not ranked since it was read: dropped when u2 was ranked
+
+    let finish!: () => void;
+    const slow = new OwnerVectors(() => new Promise<VectorRead>((resolve) => (finish = () => resolve({ at: 0, nodes: [node('a', [1, 0])] }))), { firstReadDelayMs: 0 });
+    slow.rank('u1', [1, 0], ALL, 10);
+    slow.rank('u1', [1, 0], ALL, 10); // the read begins
+    await new Promise((r) => setTimeout(r, 0));
+    slow.release('u1', false); // the user is erased meanwhile
+    finish();
+    await slow.settled();
+    expect(slow.rank('u1', [1, 0], ALL, 10)).toBeUndefined();
   });
 
   it('warm-up: release(scanOnly) keeps an owner out of memory until hold(), which reads them at once', async () => {
