@@ -51,7 +51,7 @@ interface Held {
   vectors: Float32Array[];
   /** id -> position in the arrays above */
   position: Map<string, number>;
-  /** Every node embedded (`embedded_at`) up to this is held: see COMMIT_MARGIN_MS. */
+  /** Every node embedded (`embedded_at`) up to this is held: see OPEN_SLACK_MS. */
   seen: number;
   loadedAt: number;
   refreshedAt: number;
