@@ -130,7 +130,11 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     throw err;
   }
 
-  const episodic = new Neo4jEpisodicStore(neo4j);
+  // Interactive calls (remember, storeTurn) ahead of background work: the embedders, and the
+  // reads of small users' embeddings into memory for recall.
+  const gate = opts.gate ?? new InteractiveGate();
+  const heldReads = { idle: () => gate.idle() };
+  const episodic = new Neo4jEpisodicStore(neo4j, heldReads);
   const working = new FailoverWorkingStore(
     new RedisWorkingStore(redis, config.working.ttlSeconds, config.working.maxTurns),
     new MemoryWorkingStore(config.working.ttlSeconds, config.working.maxTurns),
@@ -146,13 +150,11 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     },
     log,
   );
-  // Interactive calls (remember, storeTurn) ahead of the background embedders.
-  const gate = opts.gate ?? new InteractiveGate();
   const backgroundEmbedder = new BackgroundEmbedder(turnBacklog(episodic), embedder, log, { batchSize: 32, pollMs: 2_000, batchesPerRound: 8, gate });
   if (opts.backgroundEmbedding !== false) backgroundEmbedder.start();
 
   // The worker's promote job reads candidates straight from the store (across users).
-  const semanticStore = new Neo4jSemanticStore(neo4j);
+  const semanticStore = new Neo4jSemanticStore(neo4j, heldReads);
   // Facts and entities normally embed on write; this catches those written while it failed.
   type PendingKnowledge = { label: 'Entity' | 'Fact'; id: string; text: string };
   const knowledgeEmbedder = new BackgroundEmbedder<PendingKnowledge>(

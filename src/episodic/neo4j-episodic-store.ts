@@ -255,10 +255,16 @@ export class Neo4jEpisodicStore implements EpisodicStore {
 
   constructor(
     private readonly db: CypherRunner,
-    opts: { scanMaxTurns?: number; /** turn embeddings held in memory in all (0: none, every scan in Neo4j) */ heldVectors?: number } = {},
+    opts: {
+      scanMaxTurns?: number;
+      /** turn embeddings held in memory in all (0: none, every scan in Neo4j) */
+      heldVectors?: number;
+      /** Awaited before a background read of a user's embeddings (the InteractiveGate's idle). */
+      idle?: () => Promise<void>;
+    } = {},
   ) {
     this.smallUsers = SmallOwners.counted(db, COUNT_USER_TURNS, TAG('countUserTurns'), opts.scanMaxTurns);
-    this.heldVectors = opts.heldVectors === 0 ? undefined : OwnerVectors.reading(db, heldReadCypher(HELD_TURNS), TAG, opts.heldVectors);
+    this.heldVectors = opts.heldVectors === 0 ? undefined : OwnerVectors.reading(db, heldReadCypher(HELD_TURNS), TAG, { maxVectors: opts.heldVectors, idle: opts.idle });
   }
 
   storeTurn(turn: NewTurn): Promise<StoreTurnResult> {

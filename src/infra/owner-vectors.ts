@@ -115,22 +115,19 @@ export class OwnerVectors {
    * Vectors of the label `statements` read: `all` ($userId) and `after` ($userId, $after), each
    * returning {at, OwnedVector} a record per node (heldReadCypher), tagged `heldVectors` and `heldVectorsAfter`.
    */
-  static reading(db: Pick<CypherRunner, 'read'>, statements: { all: string; after: string }, tag: (op: string) => QueryTag, maxVectors?: number): OwnerVectors {
-    return new OwnerVectors(
-      async (userId, after) => {
-        // Listed first: a transaction that commits after the read began after this.
-        const open = await db.read<{ oldest: number }>(OLDEST_OPEN, {}, tag('openTransactions')).catch(() => []);
-        const nodes = await db.read<OwnedVector & { at: number }>(after === null ? statements.all : statements.after, { userId, after }, tag(after === null ? 'heldVectors' : 'heldVectorsAfter'));
-        return { at: nodes[0]?.at ?? 0, openSince: open[0]?.oldest ?? undefined, nodes };
-      },
-      { maxVectors },
-    );
+  static reading(db: Pick<CypherRunner, 'read'>, statements: { all: string; after: string }, tag: (op: string) => QueryTag, opts: OwnerVectorsOptions = {}): OwnerVectors {
+    return new OwnerVectors(async (userId, after) => {
+      // Listed first: a transaction that commits after the read began after this.
+      const open = await db.read<{ oldest: number }>(OLDEST_OPEN, {}, tag('openTransactions')).catch(() => []);
+      const nodes = await db.read<OwnedVector & { at: number }>(after === null ? statements.all : statements.after, { userId, after }, tag(after === null ? 'heldVectors' : 'heldVectorsAfter'));
+      return { at: nodes[0]?.at ?? 0, openSince: open[0]?.oldest ?? undefined, nodes };
+    }, opts);
   }
 
   constructor(
     /** The owner's embedded nodes, or (with `after`) those embedded after that time. */
     private readonly read: (ownerId: string, after: number | null) => Promise<VectorRead>,
-    private readonly opts: { maxVectors?: number; now?: () => number; firstReadDelayMs?: number } = {},
+    private readonly opts: OwnerVectorsOptions & { now?: () => number; firstReadDelayMs?: number } = {},
   ) {}
 
   private get now(): number {
@@ -233,7 +230,10 @@ export class OwnerVectors {
     // An owner's first read waits a moment: it decodes every embedding in Neo4j and here, and
     // would otherwise run beside the search that asked (that search scans in Neo4j anyway).
     const delay = this.held.has(ownerId) ? 0 : (this.opts.firstReadDelayMs ?? FIRST_READ_DELAY_MS);
-    const load = new Promise<void>((resolve) => (delay > 0 ? setTimeout(resolve, delay).unref() : resolve())).then(() => this.readInto(ownerId, after)).finally(() => this.loading.delete(ownerId));
+    const load = new Promise<void>((resolve) => (delay > 0 ? setTimeout(resolve, delay).unref() : resolve()))
+      .then(() => this.opts.idle?.())
+      .then(() => this.readInto(ownerId, after))
+      .finally(() => this.loading.delete(ownerId));
     this.loading.set(ownerId, load);
   }
 
@@ -311,6 +311,13 @@ function unit(v: readonly number[]): Float32Array {
   const s = norm > 0 ? 1 / Math.sqrt(norm) : 0;
   for (let i = 0; i < v.length; i++) out[i] = v[i]! * s;
   return out;
+}
+
+export interface OwnerVectorsOptions {
+  /** Vectors held in all (default 50,000). */
+  maxVectors?: number;
+  /** Awaited before each background read (the InteractiveGate's idle: interactive calls first); not by `hold`. */
+  idle?: () => Promise<void>;
 }
 
 /** How a label's nodes are read and checked for `OwnerVectors`: Cypher of the owning store. */

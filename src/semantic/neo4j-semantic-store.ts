@@ -443,11 +443,17 @@ export class Neo4jSemanticStore implements SemanticStore {
 
   constructor(
     private readonly db: CypherRunner,
-    opts: { /** fact and entity embeddings held in memory, each (0: none, every scan in Neo4j) */ heldVectors?: number } = {},
+    opts: {
+      /** fact and entity embeddings held in memory, each (0: none, every scan in Neo4j) */
+      heldVectors?: number;
+      /** Awaited before a background read of a user's embeddings (the InteractiveGate's idle). */
+      idle?: () => Promise<void>;
+    } = {},
   ) {
     this.smallFacts = SmallOwners.counted(db, COUNT_USER_FACTS, TAG('countUserFacts'));
     this.smallEntities = SmallOwners.counted(db, COUNT_USER_ENTITIES, TAG('countUserEntities'));
-    const held = (l: HeldLabel) => (opts.heldVectors === 0 ? undefined : OwnerVectors.reading(db, heldReadCypher(l), (op) => TAG(`${op}${l.label}`), opts.heldVectors));
+    const held = (l: HeldLabel) =>
+      opts.heldVectors === 0 ? undefined : OwnerVectors.reading(db, heldReadCypher(l), (op) => TAG(`${op}${l.label}`), { maxVectors: opts.heldVectors, idle: opts.idle });
     this.heldFacts = held(HELD_FACTS);
     this.heldEntities = held(HELD_ENTITIES);
   }

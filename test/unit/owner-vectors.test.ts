@@ -68,6 +68,23 @@ describe('OwnerVectors', () => {
     expect(calls).toEqual(['scan', 'scan', 'scan', 'held 18', 'held 18', 'scan', 'held 20', 'scan']);
   });
 
+  it("waits for idle (interactive calls first) before a background read, not before warm-up's hold", async () => {
+    const reads: string[] = [];
+    let open!: () => void;
+    let idle = new Promise<void>((resolve) => (open = resolve));
+    const v = new OwnerVectors(async (owner) => (reads.push(owner), { at: 0, nodes: [node('a', [1, 0])] }), { firstReadDelayMs: 0, idle: () => idle });
+    v.rank('u1', [1, 0], ALL, 10);
+    v.rank('u1', [1, 0], ALL, 10);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(reads).toEqual([]);
+    open();
+    await v.settled();
+    expect(reads).toEqual(['u1']);
+    idle = new Promise<void>(() => {}); // never idle
+    await v.hold('u2');
+    expect(reads).toEqual(['u1', 'u2']);
+  });
+
   it("waits before an owner's first read, so that it does not run beside the search that asked", async () => {
     const reads: string[] = [];
     const v = new OwnerVectors(async (owner) => (reads.push(owner), { at: 0, nodes: [node('a', [1, 0])] }), { firstReadDelayMs: 40 });
