@@ -432,8 +432,7 @@ export class Neo4jEpisodicStore implements EpisodicStore {
   }
 
   async holdVectors(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void> {
-    if (mode === 'held') await this.heldVectors?.hold(userId);
-    else this.heldVectors?.release(userId, mode === 'scan');
+    await this.heldVectors?.holdMode(userId, mode);
   }
 
   /** Resolves once the turn embeddings being read into memory are held (tests). */

@@ -196,6 +196,12 @@ export class OwnerVectors {
     return scan();
   }
 
+  /** The stores' `holdVectors`: `hold` (`held`), or `release` (`scan`: scan only; `forget`). */
+  async holdMode(ownerId: string, mode: 'scan' | 'held' | 'forget'): Promise<void> {
+    if (mode === 'held') await this.hold(ownerId);
+    else this.release(ownerId, mode === 'scan');
+  }
+
   /** Reads the owner's vectors now, as their second search would (warm-up). */
   async hold(ownerId: string): Promise<void> {
     this.scanOnly.delete(ownerId);

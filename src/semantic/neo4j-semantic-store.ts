@@ -898,10 +898,7 @@ export class Neo4jSemanticStore implements SemanticStore {
   }
 
   async holdVectors(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void> {
-    for (const held of [this.heldFacts, this.heldEntities]) {
-      if (mode === 'held') await held?.hold(userId);
-      else held?.release(userId, mode === 'scan');
-    }
+    for (const held of [this.heldFacts, this.heldEntities]) await held?.holdMode(userId, mode);
   }
 
   /** Resolves once the embeddings being read into memory are held (tests). */
