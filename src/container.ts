@@ -221,6 +221,12 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     { tier: 'longTerm', count: async (scope) => longTermCounts(await userStat(graph, scope.userId, (s) => s.nodes)) },
     { tier: 'shared', count: async (scope) => poolStore.countShared(scope) },
   ];
+  // Every store that holds small users' embeddings in the process (src/infra/owner-vectors.ts):
+  // warm-up's rehearsal sets how its user's are held, and an erasure forgets the user's.
+  const holdVectors = async (userId: string, mode: 'scan' | 'held' | 'forget') => {
+    await episodic.holdVectors(userId, mode);
+    await semanticStore.holdVectors(userId, mode);
+  };
   const memory = new AgentMemory({
     episodic,
     turnLog,
@@ -235,6 +241,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     rehearsalGraph: {
       holds: async (userId) => Object.keys((await graph.nodeCounts([userId])).get(userId) ?? {}).length > 0,
       erase: (userId) => graph.erase(userId, emptyErasureReport(userId)),
+      holdVectors,
     },
     semantic: semanticStore,
     procedural: proceduralStore,
@@ -322,10 +329,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     beforeErase: () => audit.flush(),
     // The user's embeddings this process holds for recall go with them (other processes drop
     // an owner not searched for ten minutes).
-    afterErase: async (userId) => {
-      await episodic.holdVectors(userId, 'forget');
-      await semanticStore.holdVectors(userId, 'forget');
-    },
+    afterErase: (userId) => holdVectors(userId, 'forget'),
     graceMs: config.erasure.graceMs,
     fence,
   });

@@ -149,12 +149,6 @@ export interface EpisodicStore {
    */
   similarTurns(embedding: number[], scope: AccessScope, q: TurnSearch): Promise<TurnHit[]>;
   similarTurns(embedding: number[], scope: AccessScope, q: TurnSearch & { content: true }): Promise<ScoredTurn[]>;
-  /**
-   * How the user's turn embeddings are held in this process: only scanned in Neo4j (`scan`,
-   * so that warm-up's rehearsal runs both of `similarTurns`' statements), read and held now
-   * (`held`), or forgotten (`forget`: once a user, the rehearsal's included, is erased).
-   */
-  holdVectors?(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void>;
   /** The given turns that `scope` may read and that pass the window, in no particular order; unknown ids are left out. */
   getTurnsByIds(ids: string[], scope: AccessScope, q: TurnWindow): Promise<Turn[]>;
   /** Turns still waiting for an embedding, oldest first. */

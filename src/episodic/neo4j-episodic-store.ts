@@ -431,6 +431,7 @@ export class Neo4jEpisodicStore implements EpisodicStore {
     );
   }
 
+  /** How the user's turn embeddings are held in this process: only scanned in Neo4j (`scan`, warm-up), read now (`held`), or forgotten (`forget`). */
   async holdVectors(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void> {
     await this.heldVectors?.holdMode(userId, mode);
   }

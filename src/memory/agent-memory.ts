@@ -102,8 +102,12 @@ export interface AgentMemoryDeps {
   learnedInfo?: LearnedInfoStore;
   /** One counter per memory tier (src/tiers); the shared tier's is added by the pools module. */
   tierCounters?: TierCounter[];
-  /** Whether a user holds any node in Neo4j, and the deletion of all of them (the user graph's, nothing else): warm-up's rehearsal of recall. */
-  rehearsalGraph?: { holds(userId: string): Promise<boolean>; erase(userId: string): Promise<void> };
+  /**
+   * Whether a user holds any node in Neo4j, the deletion of all of them (the user graph's,
+   * nothing else), and how the stores hold the user's embeddings in the process (only scanned
+   * in Neo4j, held now, or forgotten: src/infra/owner-vectors.ts): warm-up's rehearsal of recall.
+   */
+  rehearsalGraph?: { holds(userId: string): Promise<boolean>; erase(userId: string): Promise<void>; holdVectors?(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void> };
   /** Browsing and curation (src/browse): the episodic and semantic stores' listing and deletion operations. */
   conversations?: ConversationBrowser;
   curation?: KnowledgeCuration;
@@ -227,26 +231,20 @@ export class AgentMemory {
       };
       // First with the user's turns, facts and entities scanned in Neo4j (a user's first
       // recalls), then with their embeddings held in the process (their later recalls rank there).
-      await this.holdVectors(userId, 'scan');
+      await graph.holdVectors?.(userId, 'scan');
       const started = performance.now();
       const b = await round();
       for (let run = 1; run < REHEARSAL_RUNS || performance.now() - started < RECALL_REHEARSAL_MS; run++) await round();
-      await this.holdVectors(userId, 'held');
+      await graph.holdVectors?.(userId, 'held');
       for (let run = 0; run < REHEARSAL_RUNS; run++) await round();
       // Reinforcement's writes, off the request path but planned on their first flush (47-170 ms
       // of Neo4j's CPU each, beside the first requests).
       await recall.rehearseReinforcement?.(userId, b);
       return { turns: b.turns.length, facts: b.facts.length, entities: b.entities.length, strategies: b.strategies.length, goals: b.goals.length };
     } finally {
-      await this.holdVectors(userId, 'forget');
+      await graph.holdVectors?.(userId, 'forget');
       await graph.erase(userId);
     }
-  }
-
-  /** The stores that hold small users' embeddings in memory, for the rehearsal's user. */
-  private async holdVectors(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void> {
-    await this.d.episodic.holdVectors?.(userId, mode);
-    await this.d.semantic.holdVectors?.(userId, mode);
   }
 
   /** The rehearsal's made-up memory of `userId` (rehearseRecall), written by the stores. */

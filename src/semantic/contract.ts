@@ -334,12 +334,6 @@ export interface SemanticStore {
   vectorSearchFacts(scope: AccessScope, embedding: number[], q: FactQuery): Promise<ScoredFact[]>;
   /** Nearest live entities of `scope.channels` by embedding, best first; over-fetches like vectorSearchFacts. */
   vectorSearchEntities(scope: AccessScope, embedding: number[], q: EntityQuery): Promise<ScoredEntity[]>;
-  /**
-   * How the user's fact and entity embeddings are held in this process: only scanned in Neo4j
-   * (`scan`, so that warm-up's rehearsal runs both statements of each vector search), read and
-   * held now (`held`), or forgotten (`forget`: once a user, the rehearsal's included, is erased).
-   */
-  holdVectors?(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void>;
   /** BM25 over fact claims (`fact_text_scoped`, requiring the scope's read keys); active facts only, best first. */
   fullTextSearchFacts(scope: AccessScope, text: string, q: FactQuery): Promise<ScoredFact[]>;
   /** BM25 over entity names, aliases, descriptions (`entity_text_scoped`, requiring the scope's read keys), best first. */

@@ -897,6 +897,7 @@ export class Neo4jSemanticStore implements SemanticStore {
     return indexOrFallback(limit, s.index, exact, { sizes: s.sizes, userId });
   }
 
+  /** How the user's fact and entity embeddings are held in this process (as the episodic store's `holdVectors`). */
   async holdVectors(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void> {
     for (const held of [this.heldFacts, this.heldEntities]) await held?.holdMode(userId, mode);
   }

@@ -19,7 +19,7 @@ import {
   type TurnStage,
 } from '../../src/retrieval';
 import { startAnthropicServer, startOpenAIChatServer, type LlmServer } from '../support/llm-servers';
-import { eventually, recordingReads, testConfig, uid } from '../support/stack';
+import { eventually, expectSameRanking, recordingReads, testConfig, uid } from '../support/stack';
 
 let m: Mnemograph;
 beforeAll(async () => {
@@ -418,7 +418,7 @@ describe('remember', () => {
         })),
       );
       // Embedded two minutes ago: memory is trusted for them (the statement rescores only the
-      // turns embedded in the minute before the latest one it read).
+      // turns embedded after the oldest transaction open at its latest read began).
       await m.neo4j.write('MATCH (t:Turn) WHERE t.user_id = $userId SET t.embedded_at = t.embedded_at - 120000', { userId }, tag);
       const [embedding] = await m.embedder.embed(['When does the harbour ferry leave?'], { input: 'query' });
       const ops: string[] = [];
@@ -428,8 +428,7 @@ describe('remember', () => {
       const q = { limit: 8 };
       const same = async (vector = embedding!) => {
         const [a, b] = [await held.similarTurns(vector, scope, q), await exact.similarTurns(vector, scope, q)];
-        expect(a.map((h) => h.id)).toEqual(b.map((h) => h.id));
-        a.forEach((h, i) => expect(h.score).toBeCloseTo(b[i]!.score, 5));
+        expectSameRanking(a, b, (h) => h.id);
         return a;
       };
       // Not held yet: the scan answers; on the user's second search their embeddings are read

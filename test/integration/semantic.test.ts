@@ -4,7 +4,7 @@ import { scopeKey } from '../../src/access';
 import { Neo4jProceduralStore } from '../../src/procedural';
 import { Neo4jSemanticStore } from '../../src/semantic';
 import { NEO4J_BACKFILLS } from '../../src/migrate/backfills';
-import { eventually, recordingReads, testConfig, uid } from '../support/stack';
+import { eventually, expectSameRanking, recordingReads, testConfig, uid } from '../support/stack';
 import { userScope } from '../../src/access';
 
 let m: Mnemograph;
@@ -263,7 +263,7 @@ describe('vector search', () => {
     const places = ['Lisbon', 'Oslo', 'Hamburg', 'Naples', 'Split', 'Helsinki', 'Dover', 'Piraeus', 'Tallinn', 'Genoa', 'Calais', 'Bergen'];
     for (const [i, name] of places.entries()) await m.memory.upsertEntity({ userId, channel: 'work', name, type: i % 3 ? 'place' : 'organization', description: `a port city, ${name}` });
     // Embedded two minutes ago: memory is trusted for them (the statement rescores only those
-    // embedded in the minute before the latest one it read).
+    // embedded after the oldest transaction open at its latest read began).
     await m.neo4j.write('MATCH (n) WHERE (n:Fact OR n:Entity) AND n.user_id = $userId SET n.embedded_at = n.embedded_at - 120000', { userId }, tag);
     const [embedding] = await m.embedder.embed(['Which ferry did the user take?'], { input: 'query' });
     const ops: string[] = [];
@@ -274,11 +274,9 @@ describe('vector search', () => {
     const same = async (vector = embedding!, entityQuery: { limit: number; types?: string[] } = q) => {
       const [facts, heldEntities] = [await held.vectorSearchFacts(scope, vector, q), await held.vectorSearchEntities(scope, vector, entityQuery)];
       const [exactFacts, exactEntities] = [await exact.vectorSearchFacts(scope, vector, q), await exact.vectorSearchEntities(scope, vector, entityQuery)];
-      expect(facts.map((h) => h.fact.id)).toEqual(exactFacts.map((h) => h.fact.id));
-      facts.forEach((h, i) => expect(h.score).toBeCloseTo(exactFacts[i]!.score, 5));
+      expectSameRanking(facts, exactFacts, (h) => h.fact.id);
       expect(facts.map((h) => h.fact.aboutEntityIds)).toEqual(exactFacts.map((h) => h.fact.aboutEntityIds));
-      expect(heldEntities.map((h) => h.entity.id)).toEqual(exactEntities.map((h) => h.entity.id));
-      heldEntities.forEach((h, i) => expect(h.score).toBeCloseTo(exactEntities[i]!.score, 5));
+      expectSameRanking(heldEntities, exactEntities, (h) => h.entity.id);
       return { facts, entities: heldEntities };
     };
     // Not held yet: the scans answer; on the user's second search their embeddings are read in the background.

@@ -38,6 +38,12 @@ export function openStack(overrides: Record<string, string> = {}): TestStack {
   };
 }
 
+/** Two rankings of the same search agree: the same ids in the same order, scores equal to 5 decimals. */
+export function expectSameRanking<T extends { score: number }>(got: readonly T[], want: readonly T[], id: (hit: T) => string): void {
+  expect(got.map(id)).toEqual(want.map(id));
+  got.forEach((h, i) => expect(h.score).toBeCloseTo(want[i]!.score, 5));
+}
+
 /** `db`, recording the op of every read in `ops` (which statements a store ran, in order). */
 export function recordingReads(db: CypherRunner, ops: string[]): CypherRunner {
   return {
