@@ -19,7 +19,7 @@ RETURN { conversationId: c.id, channel: c.channel, turns: COUNT { (c)-[:HAS_TURN
 ORDER BY key DESC, c.id DESC LIMIT toInteger($limit)`;
 
 // $userId, $conversationId -> {total}: the conversation's turn count (no row: not the user's)
-const TURN_TOTAL = `MATCH (c:Conversation {id: $conversationId}) USING INDEX c:Conversation(id) WHERE c.user_id = $userId RETURN COUNT { (c)-[:HAS_TURN]->() } AS total`;
+const TURN_TOTAL = `MATCH (c:Conversation {id: $conversationId}) USING INDEX SEEK c:Conversation(id) WHERE c.user_id = $userId RETURN COUNT { (c)-[:HAS_TURN]->() } AS total`;
 
 // $userId, $conversationId, $afterIndex, $limit -> {turn} in index order (the (conversation_id, index) range index)
 const TURNS_AFTER = `
@@ -28,14 +28,14 @@ RETURN ${TURN} AS turn ORDER BY t.index LIMIT toInteger($limit)`;
 
 // $userId, $conversationId, $turnId -> {channel, turns}: the conversation's channel and its turns (all, or 1 for $turnId; no row: not the user's)
 const DESCRIBE = `
-MATCH (c:Conversation {id: $conversationId}) USING INDEX c:Conversation(id) WHERE c.user_id = $userId
-OPTIONAL MATCH (t:Turn {id: $turnId}) USING INDEX t:Turn(id) WHERE t.user_id = $userId
+MATCH (c:Conversation {id: $conversationId}) USING INDEX SEEK c:Conversation(id) WHERE c.user_id = $userId
+OPTIONAL MATCH (t:Turn {id: $turnId}) USING INDEX SEEK t:Turn(id) WHERE t.user_id = $userId
 WITH c, t WHERE $turnId IS NULL OR t IS NOT NULL
 RETURN c.channel AS channel, CASE WHEN $turnId IS NULL THEN COUNT { (c)-[:HAS_TURN]->() } ELSE 1 END AS turns`;
 
 // $userId, $turnId -> {n}: deletes the turn and links the turns around it
 const DELETE_TURN = `
-MATCH (t:Turn {id: $turnId}) USING INDEX t:Turn(id) WHERE t.user_id = $userId
+MATCH (t:Turn {id: $turnId}) USING INDEX SEEK t:Turn(id) WHERE t.user_id = $userId
 OPTIONAL MATCH (prev:Turn)-[:FOLLOWED_BY]->(t)
 OPTIONAL MATCH (t)-[:FOLLOWED_BY]->(next:Turn)
 FOREACH (p IN CASE WHEN prev IS NULL OR next IS NULL THEN [] ELSE [prev] END | MERGE (p)-[:FOLLOWED_BY]->(next))
@@ -44,14 +44,14 @@ RETURN count(*) AS n`;
 
 // $userId, $conversationId, $batch -> {n}: deletes up to $batch turns of the conversation
 const DELETE_TURN_BATCH = `
-MATCH (c:Conversation {id: $conversationId})-[:HAS_TURN]->(t:Turn) USING INDEX c:Conversation(id) WHERE c.user_id = $userId
+MATCH (c:Conversation {id: $conversationId})-[:HAS_TURN]->(t:Turn) USING INDEX SEEK c:Conversation(id) WHERE c.user_id = $userId
 WITH t LIMIT toInteger($batch)
 DETACH DELETE t
 RETURN count(*) AS n`;
 
 // $userId, $conversationId -> {n}: deletes the (now empty) conversation
 const DELETE_CONVERSATION = `
-MATCH (c:Conversation {id: $conversationId}) USING INDEX c:Conversation(id) WHERE c.user_id = $userId
+MATCH (c:Conversation {id: $conversationId}) USING INDEX SEEK c:Conversation(id) WHERE c.user_id = $userId
 DETACH DELETE c
 RETURN count(*) AS n`;
 

@@ -19,7 +19,7 @@ RETURN coalesce(c.consolidated_through, -1) AS through, coalesce(c.turn_count, 0
 
 // $id, $userId, $after, $limit -> turns of the conversation after the checkpoint, in order
 const TURNS_AFTER = `
-MATCH (c:Conversation {id: $id})-[:HAS_TURN]->(t:Turn) USING INDEX c:Conversation(id)
+MATCH (c:Conversation {id: $id})-[:HAS_TURN]->(t:Turn) USING INDEX SEEK c:Conversation(id)
 WHERE c.user_id = $userId AND t.index > $after
 RETURN t.id AS id, t.index AS index, t.role AS role, t.content AS content, toString(t.timestamp) AS timestamp, t.speaker AS speaker
 ORDER BY t.index LIMIT toInteger($limit)`;

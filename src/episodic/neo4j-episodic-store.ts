@@ -124,7 +124,7 @@ const SPEAKERS = `MATCH (u:User {id: $userId}) RETURN coalesce(u.speakers, ${SPE
 
 // $userId, $conversationId -> {turn} in index order
 const GET_CONVERSATION = `
-MATCH (c:Conversation {id: $conversationId}) USING INDEX c:Conversation(id) WHERE c.user_id = $userId
+MATCH (c:Conversation {id: $conversationId}) USING INDEX SEEK c:Conversation(id) WHERE c.user_id = $userId
 MATCH (c)-[:HAS_TURN]->(t:Turn)
 RETURN ${TURN} AS turn ORDER BY t.index`;
 
@@ -203,7 +203,7 @@ const VECTOR_SCAN_TURNS = vectorScanQuery(`${TURN} AS turn`);
 // and without the hint a plan made while Turn was nearly empty scanned an index per id.
 const TURNS_BY_IDS = `
 UNWIND $ids AS id
-MATCH (t:Turn {id: id}) USING INDEX t:Turn(id) WHERE ${RECALL_FILTER}
+MATCH (t:Turn {id: id}) USING INDEX SEEK t:Turn(id) WHERE ${RECALL_FILTER}
 RETURN ${TURN} AS turn`;
 
 // $userId -> {n}: the user's turns. The timestamp predicate lets the planner seek the

@@ -22,9 +22,9 @@ const GOAL = `{ id: g.id, userId: g.user_id, channel: g.channel, description: g.
 // $id -> {userId}: who owns a goal id
 const GOAL_OWNER = `MATCH (g:Goal {id: $id}) RETURN g.user_id AS userId`;
 // $userId, $ids -> {id, status}: the user's goals among $ids
-const OWNED_GOALS = `UNWIND $ids AS gid MATCH (g:Goal {id: gid}) USING INDEX g:Goal(id) WHERE g.user_id = $userId RETURN g.id AS id, g.status AS status`;
+const OWNED_GOALS = `UNWIND $ids AS gid MATCH (g:Goal {id: gid}) USING INDEX SEEK g:Goal(id) WHERE g.user_id = $userId RETURN g.id AS id, g.status AS status`;
 // $userId, $goalId -> {goal}
-const GET_GOAL = `MATCH (g:Goal {id: $goalId}) USING INDEX g:Goal(id) WHERE g.user_id = $userId RETURN ${GOAL} AS goal`;
+const GET_GOAL = `MATCH (g:Goal {id: $goalId}) USING INDEX SEEK g:Goal(id) WHERE g.user_id = $userId RETURN ${GOAL} AS goal`;
 
 // $row -> {goal}: the goal with HAS_GOAL, SUBGOAL_OF and BLOCKED_BY
 const CREATE_GOAL = `
@@ -41,7 +41,7 @@ RETURN ${GOAL} AS goal`;
 
 // $userId, $goalId -> {parent, subgoals, blockedBy, blocks}: the goal's neighbourhood
 const NEIGHBOURS = `
-MATCH (x:Goal {id: $goalId}) USING INDEX x:Goal(id) WHERE x.user_id = $userId
+MATCH (x:Goal {id: $goalId}) USING INDEX SEEK x:Goal(id) WHERE x.user_id = $userId
 RETURN
   COLLECT { MATCH (x)-[:SUBGOAL_OF]->(g:Goal) RETURN ${GOAL} } AS parents,
   COLLECT { MATCH (g:Goal)-[:SUBGOAL_OF]->(x) RETURN ${GOAL} ORDER BY g.created_at } AS subgoals,
@@ -50,7 +50,7 @@ RETURN
 
 // $userId, $goalId, $status, $result -> {goal}: closes an open goal
 const CLOSE_GOAL = `
-MATCH (g:Goal {id: $goalId}) USING INDEX g:Goal(id) WHERE g.user_id = $userId AND g.status IN ['active', 'blocked']
+MATCH (g:Goal {id: $goalId}) USING INDEX SEEK g:Goal(id) WHERE g.user_id = $userId AND g.status IN ['active', 'blocked']
 SET g.status = $status, g.result = $result, g.completed_at = datetime(), g.updated_at = datetime()
 RETURN ${GOAL} AS goal`;
 

@@ -20,7 +20,7 @@ export interface AccessCount {
 export function addAccessCountsCypher(label: string): string {
   return `
 UNWIND $rows AS r
-MATCH (n:${label} {id: r.id}) USING INDEX n:${label}(id) WHERE n.user_id = r.userId
+MATCH (n:${label} {id: r.id}) USING INDEX SEEK n:${label}(id) WHERE n.user_id = r.userId
 SET n.access_count = coalesce(n.access_count, 0) + r.n,
     n.last_accessed = CASE WHEN n.last_accessed IS NULL OR n.last_accessed < datetime(r.at) THEN datetime(r.at) ELSE n.last_accessed END
 RETURN count(n) AS n`;

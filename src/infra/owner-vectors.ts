@@ -349,7 +349,7 @@ export function heldReadCypher(l: HeldLabel): { all: string; after: string } {
 RETURN timestamp() AS at, ${v}.id AS id, ${v}.channel AS channel, ${l.timestamp} AS timestamp, ${l.connectionId} AS connectionId, ${v}.embedding AS embedding`;
   return {
     all: read(`MATCH (${v}:${label}) WHERE ${v}.user_id = $userId`),
-    after: read(`MATCH (${v}:${label}) USING INDEX ${v}:${label}(user_id, embedded_at) WHERE ${v}.user_id = $userId AND ${v}.embedded_at > $after`),
+    after: read(`MATCH (${v}:${label}) USING INDEX SEEK ${v}:${label}(user_id, embedded_at) WHERE ${v}.user_id = $userId AND ${v}.embedded_at > $after`),
   };
 }
 
@@ -365,10 +365,10 @@ export function heldSearchCypher(l: Pick<HeldLabel, 'label' | 'v' | 'filter'>): 
   return `
 CALL () {
   UNWIND $ranked AS r
-  MATCH (${v}:${label} {id: r.id}) USING INDEX ${v}:${label}(id) WHERE ${filter} AND coalesce(${v}.embedded_at, 0) <= $seen
+  MATCH (${v}:${label} {id: r.id}) USING INDEX SEEK ${v}:${label}(id) WHERE ${filter} AND coalesce(${v}.embedded_at, 0) <= $seen
   RETURN ${v}, r.score AS score
   UNION ALL
-  MATCH (${v}:${label}) USING INDEX ${v}:${label}(user_id, embedded_at) WHERE ${v}.user_id = $userId AND ${v}.embedded_at > $seen AND ${filter}
+  MATCH (${v}:${label}) USING INDEX SEEK ${v}:${label}(user_id, embedded_at) WHERE ${v}.user_id = $userId AND ${v}.embedded_at > $seen AND ${filter}
     AND ${v}.embedding IS NOT NULL
   RETURN ${v}, vector.similarity.cosine(${v}.embedding, $embedding) AS score
 }

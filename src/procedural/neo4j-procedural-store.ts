@@ -74,7 +74,7 @@ RETURN toolName, invocations, successes, avgLatencyMs, toString(lastUsed) AS las
 // $id -> {userId}: who owns a strategy id
 const STRATEGY_OWNER = `MATCH (s:Strategy {id: $id}) RETURN s.user_id AS userId`;
 // $userId, $conversationId -> {n}: whether the conversation is the user's
-const OWNED_CONVERSATION = `MATCH (c:Conversation {id: $conversationId}) USING INDEX c:Conversation(id) WHERE c.user_id = $userId RETURN count(c) AS n`;
+const OWNED_CONVERSATION = `MATCH (c:Conversation {id: $conversationId}) USING INDEX SEEK c:Conversation(id) WHERE c.user_id = $userId RETURN count(c) AS n`;
 
 // $row -> {strategy, counted}: creates or reinforces a strategy; a conversation counts once
 const LEARN_STRATEGY = `
@@ -105,7 +105,7 @@ CALL (s) { WITH s WHERE $row.embedding IS NOT NULL AND s.embedding IS NULL CALL 
 RETURN ${STRATEGY} AS strategy, created`;
 
 // $userId, $id -> {strategy}
-const GET_STRATEGY = `MATCH (s:Strategy {id: $id}) USING INDEX s:Strategy(id) WHERE s.user_id = $userId RETURN ${STRATEGY} AS strategy`;
+const GET_STRATEGY = `MATCH (s:Strategy {id: $id}) USING INDEX SEEK s:Strategy(id) WHERE s.user_id = $userId RETURN ${STRATEGY} AS strategy`;
 
 // $userId, $channel, $q, $tool, $minSuccessRate, $offset, $limit -> {strategy}; ORDER BY from STRATEGY_ORDER.
 // The success rate is Laplace-smoothed as successRate() computes it.
@@ -123,7 +123,7 @@ const STRATEGY_ORDER: Record<StrategyListPage['sort'], string> = {
 
 // $userId, $id, $success -> {strategy}
 const REINFORCE = `
-MATCH (s:Strategy {id: $id}) USING INDEX s:Strategy(id) WHERE s.user_id = $userId
+MATCH (s:Strategy {id: $id}) USING INDEX SEEK s:Strategy(id) WHERE s.user_id = $userId
 SET s.success_count = s.success_count + CASE WHEN $success THEN 1 ELSE 0 END,
     s.failure_count = s.failure_count + CASE WHEN $success THEN 0 ELSE 1 END, s.last_used = datetime()
 RETURN ${STRATEGY} AS strategy`;
@@ -303,7 +303,7 @@ export class Neo4jProceduralStore implements ProceduralStore {
 
 // $userId, $ids, $source, $sessionId, $connectionId, $contextType -> {id}: the strategies with a conversation holding a matching turn
 const STRATEGIES_WITH_MATCHING_SOURCE = `
-UNWIND $ids AS xid MATCH (s:Strategy {id: xid}) USING INDEX s:Strategy(id) WHERE s.user_id = $userId
+UNWIND $ids AS xid MATCH (s:Strategy {id: xid}) USING INDEX SEEK s:Strategy(id) WHERE s.user_id = $userId
   AND EXISTS { MATCH (s)-[:SUCCEEDED_IN|FAILED_IN]->(c:Conversation)-[:HAS_TURN]->(t:Turn) WHERE ${TURN_MATCHES_FILTERS} }
 RETURN s.id AS id`;
 

@@ -36,25 +36,25 @@ ${WITH_ABOUT}
 RETURN ${FACT} AS fact`;
 
 // $userId, $factId -> {fact}: any fact of the user
-const GET_ANY_FACT = `MATCH (f:Fact {id: $factId}) USING INDEX f:Fact(id) WHERE f.user_id = $userId ${WITH_ABOUT} RETURN ${FACT} AS fact`;
+const GET_ANY_FACT = `MATCH (f:Fact {id: $factId}) USING INDEX SEEK f:Fact(id) WHERE f.user_id = $userId ${WITH_ABOUT} RETURN ${FACT} AS fact`;
 
 // $userId, $factId -> {fact}: reopens a retracted fact
 const RESTORE_FACT = `
-MATCH (f:Fact {id: $factId}) USING INDEX f:Fact(id) WHERE f.user_id = $userId AND f.status = 'retracted'
+MATCH (f:Fact {id: $factId}) USING INDEX SEEK f:Fact(id) WHERE f.user_id = $userId AND f.status = 'retracted'
 SET f.status = 'active', f.valid_to = null, f.restored_at = datetime(), f.restore_of = f.retract_reason, f.retract_reason = null, f.updated_at = datetime()
 WITH f ${WITH_ABOUT}
 RETURN ${FACT} AS fact`;
 
 // $userId, $ids -> {entity}: live entities of the user among $ids (locked for the merge: a property write)
 const LOCK_ENTITIES = `
-UNWIND $ids AS eid MATCH (e:Entity {id: eid}) USING INDEX e:Entity(id) WHERE e.user_id = $userId AND e.valid_to IS NULL
+UNWIND $ids AS eid MATCH (e:Entity {id: eid}) USING INDEX SEEK e:Entity(id) WHERE e.user_id = $userId AND e.valid_to IS NULL
 SET e.merge_seq = coalesce(e.merge_seq, 0) + 1
 RETURN ${ENTITY} AS entity`;
 
 // $userId, $keepId, $mergeId, $aliases, $normalizedNames, $aliasesText, $type -> {entity, merged, facts, relationships, mentions}
 const MERGE_ENTITIES = `
-MATCH (keep:Entity {id: $keepId}) USING INDEX keep:Entity(id) WHERE keep.user_id = $userId
-MATCH (gone:Entity {id: $mergeId}) USING INDEX gone:Entity(id) WHERE gone.user_id = $userId
+MATCH (keep:Entity {id: $keepId}) USING INDEX SEEK keep:Entity(id) WHERE keep.user_id = $userId
+MATCH (gone:Entity {id: $mergeId}) USING INDEX SEEK gone:Entity(id) WHERE gone.user_id = $userId
 CALL (keep, gone) {
   OPTIONAL MATCH (f:Fact)-[r:ABOUT]->(gone)
   FOREACH (x IN CASE WHEN f IS NULL THEN [] ELSE [f] END | MERGE (x)-[:ABOUT]->(keep))

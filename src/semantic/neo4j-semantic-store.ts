@@ -75,7 +75,7 @@ const LOCK_USER = `MERGE (u:User {id: $userId}) SET u.semantic_seq = coalesce(u.
 
 // $userId, $entityId -> {entity, normalizedName}: a live entity of the user
 const GET_ENTITY = `
-MATCH (e:Entity {id: $entityId}) USING INDEX e:Entity(id) WHERE e.user_id = $userId AND e.valid_to IS NULL
+MATCH (e:Entity {id: $entityId}) USING INDEX SEEK e:Entity(id) WHERE e.user_id = $userId AND e.valid_to IS NULL
 RETURN ${ENTITY} AS entity, e.normalized_name AS normalizedName`;
 
 // $userId, $channels, $keys -> {entity, normalizedName}: live entities sharing a normalized name key
@@ -104,7 +104,7 @@ RETURN ${ENTITY} AS entity`;
 
 // $row -> {entity}: merges resolved input into an existing entity
 const UPDATE_ENTITY = `
-MATCH (e:Entity {id: $row.id}) USING INDEX e:Entity(id) WHERE e.user_id = $row.userId
+MATCH (e:Entity {id: $row.id}) USING INDEX SEEK e:Entity(id) WHERE e.user_id = $row.userId
 SET e.aliases = $row.aliases, e.normalized_names = $row.normalizedNames, e.aliases_text = $row.aliasesText, e.type = $row.type,
     e.description = $row.description, e.properties_json = $row.propertiesJson, e.salience = $row.salience,
     e.mention_count = coalesce(e.mention_count, 0) + 1, e.updated_at = datetime()
@@ -118,18 +118,18 @@ RETURN ${ENTITY} AS entity`;
 
 // $userId, $entityId, $turnId -> {n}: links the turn's conversation to the entity (MENTIONS)
 const LINK_MENTION = `
-MATCH (t:Turn {id: $turnId}) USING INDEX t:Turn(id) WHERE t.user_id = $userId
+MATCH (t:Turn {id: $turnId}) USING INDEX SEEK t:Turn(id) WHERE t.user_id = $userId
 MATCH (c:Conversation {id: t.conversation_id})
 MATCH (e:Entity {id: $entityId})
 MERGE (c)-[:MENTIONS]->(e)
 RETURN count(*) AS n`;
 
 // $userId, $turnIds -> {id}: the turns among $turnIds that belong to the user
-const OWNED_TURNS = `UNWIND $turnIds AS tid MATCH (t:Turn {id: tid}) USING INDEX t:Turn(id) WHERE t.user_id = $userId RETURN t.id AS id`;
+const OWNED_TURNS = `UNWIND $turnIds AS tid MATCH (t:Turn {id: tid}) USING INDEX SEEK t:Turn(id) WHERE t.user_id = $userId RETURN t.id AS id`;
 // $userId, $ids -> {id}: live entities among $ids owned by the user
-const OWNED_ENTITIES = `UNWIND $ids AS eid MATCH (e:Entity {id: eid}) USING INDEX e:Entity(id) WHERE e.user_id = $userId AND e.valid_to IS NULL RETURN e.id AS id`;
+const OWNED_ENTITIES = `UNWIND $ids AS eid MATCH (e:Entity {id: eid}) USING INDEX SEEK e:Entity(id) WHERE e.user_id = $userId AND e.valid_to IS NULL RETURN e.id AS id`;
 // $userId, $ids -> {id, status}: facts among $ids owned by the user
-const OWNED_FACTS = `UNWIND $ids AS fid MATCH (f:Fact {id: fid}) USING INDEX f:Fact(id) WHERE f.user_id = $userId RETURN f.id AS id, f.status AS status`;
+const OWNED_FACTS = `UNWIND $ids AS fid MATCH (f:Fact {id: fid}) USING INDEX SEEK f:Fact(id) WHERE f.user_id = $userId RETURN f.id AS id, f.status AS status`;
 
 // $userId, $names -> {entity}: live entities whose names include one of the keys
 const FIND_BY_NAME = `
@@ -138,13 +138,13 @@ RETURN ${ENTITY} AS entity ORDER BY e.mention_count DESC, e.id LIMIT 50`;
 
 // $userId, $entityId -> {entity}: soft-deletes an entity
 const DELETE_ENTITY = `
-MATCH (e:Entity {id: $entityId}) USING INDEX e:Entity(id) WHERE e.user_id = $userId AND e.valid_to IS NULL
+MATCH (e:Entity {id: $entityId}) USING INDEX SEEK e:Entity(id) WHERE e.user_id = $userId AND e.valid_to IS NULL
 SET e.valid_to = datetime(), e.updated_at = datetime()
 RETURN ${ENTITY} AS entity`;
 
 // $userId, $factId -> {fact}
 const GET_FACT = `
-MATCH (f:Fact {id: $factId}) USING INDEX f:Fact(id) WHERE f.user_id = $userId
+MATCH (f:Fact {id: $factId}) USING INDEX SEEK f:Fact(id) WHERE f.user_id = $userId
 ${WITH_ABOUT}
 RETURN ${FACT} AS fact`;
 
@@ -184,7 +184,7 @@ RETURN ${FACT} AS fact`;
 
 // $userId, $factId, $aboutEntityIds, $sourceTurnIds, $confidence -> {fact}: reinforces a fact said again
 const REINFORCE_FACT = `
-MATCH (f:Fact {id: $factId}) USING INDEX f:Fact(id) WHERE f.user_id = $userId
+MATCH (f:Fact {id: $factId}) USING INDEX SEEK f:Fact(id) WHERE f.user_id = $userId
 SET f.confidence = CASE WHEN $confidence > f.confidence THEN $confidence ELSE f.confidence END,
     f.mention_count = coalesce(f.mention_count, 1) + 1, f.updated_at = datetime()
 WITH f
@@ -195,14 +195,14 @@ RETURN ${FACT} AS fact`;
 
 // $userId, $factId -> {fact}: marks a fact protected (no decay)
 const CONFIRM_FACT = `
-MATCH (f:Fact {id: $factId}) USING INDEX f:Fact(id) WHERE f.user_id = $userId
+MATCH (f:Fact {id: $factId}) USING INDEX SEEK f:Fact(id) WHERE f.user_id = $userId
 SET f.protected = true, f.decay_rate = 0.0, f.confirmed_at = coalesce(f.confirmed_at, datetime()), f.updated_at = datetime()
 WITH f ${WITH_ABOUT}
 RETURN ${FACT} AS fact`;
 
 // $userId, $factId, $reason -> {fact}: soft-deletes an active fact
 const RETRACT_FACT = `
-MATCH (f:Fact {id: $factId}) USING INDEX f:Fact(id) WHERE f.user_id = $userId AND f.status = 'active'
+MATCH (f:Fact {id: $factId}) USING INDEX SEEK f:Fact(id) WHERE f.user_id = $userId AND f.status = 'active'
 SET f.status = 'retracted', f.valid_to = datetime(), f.retract_reason = $reason, f.updated_at = datetime()
 WITH f ${WITH_ABOUT}
 RETURN ${FACT} AS fact`;
@@ -217,8 +217,8 @@ RETURN ${FACT} AS fact ORDER BY f.valid_from DESC, f.created_at DESC LIMIT toInt
 
 // $userId, $sourceId, $targetId -> {a, b}: both live entities of the user (missing ones absent)
 const REL_ENDS = `
-OPTIONAL MATCH (a:Entity {id: $sourceId}) USING INDEX a:Entity(id) WHERE a.user_id = $userId AND a.valid_to IS NULL
-OPTIONAL MATCH (b:Entity {id: $targetId}) USING INDEX b:Entity(id) WHERE b.user_id = $userId AND b.valid_to IS NULL
+OPTIONAL MATCH (a:Entity {id: $sourceId}) USING INDEX SEEK a:Entity(id) WHERE a.user_id = $userId AND a.valid_to IS NULL
+OPTIONAL MATCH (b:Entity {id: $targetId}) USING INDEX SEEK b:Entity(id) WHERE b.user_id = $userId AND b.valid_to IS NULL
 RETURN a IS NOT NULL AS hasA, b IS NOT NULL AS hasB`;
 
 // $sourceId, $targetId, $type -> {rel}: the open relationship of this type between the two
@@ -252,7 +252,7 @@ const GRAPH_ROOTS = OWNED_ENTITIES;
 // entities over currently valid relationships, each with the relationship that reaches it
 const NEIGHBOURS = `
 UNWIND $frontier AS fid
-MATCH (a:Entity {id: fid})-[r]-(e:Entity) USING INDEX a:Entity(id)
+MATCH (a:Entity {id: fid})-[r]-(e:Entity) USING INDEX SEEK a:Entity(id)
 WHERE a.user_id = $userId AND r.valid_to IS NULL AND r.user_id = $userId AND e.user_id = $userId AND e.valid_to IS NULL AND e.channel IN $channels
 WITH r, e LIMIT toInteger($limit)
 RETURN ${relOf('startNode(r)', 'endNode(r)')} AS rel, ${ENTITY} AS entity`;
@@ -280,7 +280,7 @@ MATCH (x:Entity {id: $entityId})-[r]-(:Entity) WHERE r.user_id = $userId
 WITH DISTINCT r MATCH (a)-[r]->(b)
 RETURN ${REL} AS rel ORDER BY r.valid_from, r.created_at LIMIT toInteger($limit)`;
 // $userId, $entityId -> {n}: whether the entity (live or deleted) is the user's
-const ENTITY_EXISTS = `MATCH (e:Entity {id: $entityId}) USING INDEX e:Entity(id) WHERE e.user_id = $userId RETURN count(e) AS n`;
+const ENTITY_EXISTS = `MATCH (e:Entity {id: $entityId}) USING INDEX SEEK e:Entity(id) WHERE e.user_id = $userId RETURN count(e) AS n`;
 
 // $userId -> {n}: the user's facts, and their entities (user_id index seeks)
 const COUNT_USER_FACTS = `MATCH (f:Fact) WHERE f.user_id = $userId RETURN count(f) AS n`;
@@ -346,7 +346,7 @@ RETURN ${ENTITY} AS entity, score ORDER BY score DESC LIMIT toInteger($limit)`;
 
 // $userId, $factId -> {status, channel, confidence, accessCount, conversations, globalId}: promotion measures
 const PROMOTION_MEASURES = `
-MATCH (f:Fact {id: $factId}) USING INDEX f:Fact(id) WHERE f.user_id = $userId
+MATCH (f:Fact {id: $factId}) USING INDEX SEEK f:Fact(id) WHERE f.user_id = $userId
 OPTIONAL MATCH (f)-[:DERIVED_FROM]->(t:Turn)
 WITH f, count(DISTINCT t.conversation_id) AS conversations
 OPTIONAL MATCH (g:Fact)-[:PROMOTED_FROM]->(f)
@@ -355,7 +355,7 @@ RETURN f.status AS status, f.channel AS channel, f.confidence AS confidence, coa
 
 // $userId, $factId, $newId, $scopeKey (the user's _global one) -> {fact}: the _global copy of a fact, linked PROMOTED_FROM
 const PROMOTE = `
-MATCH (f:Fact {id: $factId}) USING INDEX f:Fact(id) WHERE f.user_id = $userId
+MATCH (f:Fact {id: $factId}) USING INDEX SEEK f:Fact(id) WHERE f.user_id = $userId
 CREATE (g:Fact {id: $newId, user_id: f.user_id, channel: '${GLOBAL_CHANNEL}', scope_key: $scopeKey, claim: f.claim, claim_key: f.claim_key,
   predicate: f.predicate, confidence: f.confidence, certainty: f.certainty, source: 'promotion', source_turn_id: f.source_turn_id,
   temporal: f.temporal, valid_from: f.valid_from, valid_to: f.valid_to, status: 'active', protected: coalesce(f.protected, false),
@@ -1025,13 +1025,13 @@ function entityParams(scope: AccessScope, q: EntityQuery): Record<string, unknow
 
 // $userId, $ids, $source, $sessionId, $connectionId, $contextType -> {id}: the facts with a matching source turn
 const FACTS_WITH_MATCHING_SOURCE = `
-UNWIND $ids AS xid MATCH (f:Fact {id: xid}) USING INDEX f:Fact(id) WHERE f.user_id = $userId
+UNWIND $ids AS xid MATCH (f:Fact {id: xid}) USING INDEX SEEK f:Fact(id) WHERE f.user_id = $userId
   AND EXISTS { MATCH (f)-[:DERIVED_FROM]->(t:Turn) WHERE ${TURN_MATCHES_FILTERS} }
 RETURN f.id AS id`;
 
 // $userId, $ids, $source, $sessionId, $connectionId, $contextType -> {id}: the entities a conversation with a matching turn mentions
 const ENTITIES_WITH_MATCHING_SOURCE = `
-UNWIND $ids AS xid MATCH (e:Entity {id: xid}) USING INDEX e:Entity(id) WHERE e.user_id = $userId
+UNWIND $ids AS xid MATCH (e:Entity {id: xid}) USING INDEX SEEK e:Entity(id) WHERE e.user_id = $userId
   AND EXISTS { MATCH (c:Conversation)-[:MENTIONS]->(e) MATCH (c)-[:HAS_TURN]->(t:Turn) WHERE ${TURN_MATCHES_FILTERS} }
 RETURN e.id AS id`;
 

@@ -53,6 +53,35 @@ export function recordingReads(db: CypherRunner, ops: string[]): CypherRunner {
   };
 }
 
+/**
+ * A runner that plans instead of running: every read and write is sent to Neo4j as `EXPLAIN`
+ * with its parameters, and the operators of its plan are pushed onto `plans` (one list per
+ * statement). Reads and writes return no rows; nothing is written.
+ */
+export function explainingRunner(driver: Driver, plans: string[][]): CypherRunner {
+  const explain = async (cypher: string, params: Record<string, unknown>) => {
+    const session = driver.session();
+    try {
+      const { summary } = await session.run(`EXPLAIN ${cypher}`, params);
+      const operators: string[] = [];
+      const walk = (op: { operatorType: string; children: unknown[] }) => {
+        operators.push(op.operatorType.replace(/@.*$/, ''));
+        for (const child of op.children) walk(child as typeof op);
+      };
+      walk(summary.plan as unknown as { operatorType: string; children: unknown[] });
+      plans.push(operators);
+      return [];
+    } finally {
+      await session.close();
+    }
+  };
+  return {
+    read: (cypher, params) => explain(cypher, params),
+    write: (cypher, params) => explain(cypher, params),
+    writeTx: () => Promise.reject(new Error('explainingRunner plans single statements only')),
+  };
+}
+
 export function uid(prefix = 't'): string {
   return `${prefix}-${randomUUID()}`;
 }
