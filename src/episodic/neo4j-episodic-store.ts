@@ -223,6 +223,9 @@ SET t.embedded_at = timestamp()
 REMOVE t.embedding_pending
 RETURN count(t) AS n`;
 
+/** Turns per CREATE_TURNS statement of a bulk write (see writeTurns). */
+const BULK_STATEMENT_ROWS = 25;
+
 const MIN_TIME = '0001-01-01T00:00:00Z';
 const MAX_TIME = '9999-12-31T23:59:59Z';
 /** How much wider the index is asked again for a larger user whose turns were crowded out. */
@@ -348,10 +351,15 @@ export class Neo4jEpisodicStore implements EpisodicStore {
     const seen = new Set<string>();
     const results: StoreTurnResult[] = [];
     await forEachSlice(rows, opts.slice ?? rows.length, opts.pause, async (slice) => {
-      for (const r of (await tx.run(CREATE_TURNS, { rows: slice })).records) {
-        const turn = toTurn(r.get('turn') as TurnRow);
-        results.push({ turn, created: (r.get('created') as boolean) && !seen.has(turn.id) });
-        seen.add(turn.id);
+      // The driver packs a statement's rows and decodes its answer in one go on the event loop
+      // (~0.15 ms a turn): a bulk slice goes as several statements, so that the calls of other
+      // callers get the loop in between.
+      for (let i = 0; i < slice.length; i += BULK_STATEMENT_ROWS) {
+        for (const r of (await tx.run(CREATE_TURNS, { rows: slice.slice(i, i + BULK_STATEMENT_ROWS) })).records) {
+          const turn = toTurn(r.get('turn') as TurnRow);
+          results.push({ turn, created: (r.get('created') as boolean) && !seen.has(turn.id) });
+          seen.add(turn.id);
+        }
       }
     });
     return results;
