@@ -39,12 +39,11 @@ export const SPEAKERS_OF_CONVERSATIONS = `COLLECT {
   RETURN s
 }`;
 
-// $conversations: [{id, userId, channel, startedAt}] -> {id, userId, channel, turnCount}
-// Creates missing conversations (and their user) and write-locks each one for the rest of
-// the transaction (a real property change, so Neo4j takes the lock), so concurrent writers
-// of one conversation assign indexes in turn. Numbers arrive as floats from JS: toInteger.
-const UPSERT_CONVERSATIONS = `
-UNWIND $conversations AS conv
+// Cypher, `conv` in scope ({id, userId, channel, startedAt}): creates the conversation when
+// missing (and its user), as `c`, and write-locks it for the rest of the transaction (a real
+// property change, so Neo4j takes the lock), so concurrent writers of one conversation assign
+// indexes in turn.
+const UPSERT_CONVERSATION = `
 MERGE (c:Conversation {id: conv.id})
   ON CREATE SET c.user_id = conv.userId, c.channel = conv.channel, c.started_at = datetime(conv.startedAt),
                 c.turn_count = 0, c.archived = false, c.patterns_extracted = false
@@ -58,7 +57,13 @@ CALL (c, conv) {
   // [] for a new user, the old speakers for one imported without the list.
   WITH u WHERE u.speakers IS NULL
   SET u.speakers = ${SPEAKERS_OF_CONVERSATIONS}
-}
+}`;
+
+// $conversations: [{id, userId, channel, startedAt}] -> {id, userId, channel, turnCount}.
+// Numbers arrive as floats from JS: toInteger.
+const UPSERT_CONVERSATIONS = `
+UNWIND $conversations AS conv
+${UPSERT_CONVERSATION}
 RETURN c.id AS id, c.user_id AS userId, c.channel AS channel, toInteger(c.turn_count) AS turnCount`;
 
 // $rows: [{id, conversationId, userId, channel, index, role, content, searchText, timestamp, tokenCount,
@@ -68,9 +73,8 @@ RETURN c.id AS id, c.user_id AS userId, c.channel AS channel, toInteger(c.turn_c
 // of one call: a driver retry after a commit whose acknowledgement was lost finds the turn its
 // own first attempt wrote and still reports it created, so the caller completes the rest (row,
 // working memory, audit) exactly once; another call's repeat (or a duplicate row) is not created.
-const CREATE_TURNS = `
-UNWIND $rows AS row
-MATCH (c:Conversation {id: row.conversationId})
+// CREATE_TURN is one row's part, with `c` (the turn's conversation) and `row` in scope.
+const CREATE_TURN = `
 MERGE (t:Turn {id: row.id})
   ON CREATE SET t.user_id = row.userId, t.channel = row.channel, t.conversation_id = row.conversationId, t.index = toInteger(row.index),
                 t.role = row.role, t.content = row.content, t.search_text = row.searchText, t.timestamp = datetime(row.timestamp),
@@ -114,6 +118,23 @@ CALL (c, t, row, created) {
   SET t.embedded_at = timestamp()
 }
 RETURN ${TURN} AS turn, created OR t.write_id = row.writeId AS created`;
+
+const CREATE_TURNS = `
+UNWIND $rows AS row
+MATCH (c:Conversation {id: row.conversationId})
+${CREATE_TURN}`;
+
+// $conversation, $row (a CREATE_TURNS row whose index may be null: the conversation's next)
+// -> {turn, created}, no row when the conversation is another user's or channel's: storeTurn's
+// conversation and turn in one statement (one round trip fewer than UPSERT_CONVERSATIONS then
+// CREATE_TURNS).
+const STORE_TURN = `
+WITH $conversation AS conv
+${UPSERT_CONVERSATION}
+WITH c, conv WHERE c.user_id = conv.userId AND c.channel = conv.channel
+WITH c, $row AS asked, toInteger(coalesce($row.index, c.turn_count)) AS index
+WITH c, asked { .*, index: index, id: asked.conversationId + ':' + toString(index) } AS row
+${CREATE_TURN}`;
 
 // $userId -> {speakers}: the user's speakers, kept on the User node as turns are written: one
 // seek, where reading every conversation's list took 30-50 ms warm and ~300 ms cold for a user
@@ -289,6 +310,7 @@ export class Neo4jEpisodicStore implements EpisodicStore {
   }
 
   private async writeTurns(tx: ManagedTransaction, turns: NewTurn[], writeId: string, opts: StoreTurnsOptions): Promise<StoreTurnResult[]> {
+    if (turns.length === 1) return [await this.writeTurn(tx, turns[0]!, writeId)];
     const conversations = new Map<string, { id: string; userId: string; channel: string; startedAt: string }>();
     for (const t of turns) {
       const seen = conversations.get(t.conversationId);
@@ -320,32 +342,7 @@ export class Neo4jEpisodicStore implements EpisodicStore {
       } else if (index >= next.get(t.conversationId)!) {
         next.set(t.conversationId, index + 1);
       }
-      const m = t.metadata;
-      return {
-        id: turnId(t.conversationId, index),
-        conversationId: t.conversationId,
-        userId: t.userId,
-        channel: t.channel,
-        index,
-        role: t.role,
-        content: t.content,
-        searchText: t.searchText,
-        timestamp: t.timestamp,
-        tokenCount: t.tokenCount,
-        contentHash: t.contentHash,
-        model: t.model ?? null,
-        metadataJson: JSON.stringify(m),
-        source: m.source ?? null,
-        sessionId: m.sessionId ?? null,
-        connectionId: m.connectionId ?? null,
-        contextType: m.contextType ?? null,
-        toolName: m.toolName ?? null,
-        speaker: m.speaker ?? null,
-        scopeKey: scopeKey(t.userId, t.channel),
-        ...turnFlags(t.content),
-        embedding: t.embedding ?? null,
-        writeId: `${writeId}:${i}`,
-      };
+      return turnRow(t, index, `${writeId}:${i}`);
     });
     // A turn twice in one batch is created by its first row (Cypher may report both rows created).
     const seen = new Set<string>();
@@ -363,6 +360,15 @@ export class Neo4jEpisodicStore implements EpisodicStore {
       }
     });
     return results;
+  }
+
+  /** One turn: its conversation and the turn in one statement (STORE_TURN). */
+  private async writeTurn(tx: ManagedTransaction, t: NewTurn, writeId: string): Promise<StoreTurnResult> {
+    const conversation = { id: t.conversationId, userId: t.userId, channel: t.channel, startedAt: t.timestamp };
+    const [r] = (await tx.run(STORE_TURN, { conversation, row: turnRow(t, t.index ?? null, `${writeId}:0`) })).records;
+    // Same message whether the other owner is another user or another channel: reveal nothing.
+    if (!r) throw new ValidationError(`conversation ${t.conversationId} belongs to another user or channel; use a new conversation id`, { conversationId: t.conversationId });
+    return { turn: toTurn(r.get('turn') as TurnRow), created: r.get('created') as boolean };
   }
 
   async getConversation(scope: AccessScope, conversationId: string): Promise<Turn[]> {
@@ -502,4 +508,34 @@ function recallParams(scope: AccessScope, q: TurnSearch): Record<string, unknown
 /** The metadata parameters of TURN_METADATA_MATCH and TURN_MATCHES_FILTERS (an absent filter is null: any). */
 export function turnFilterParams(f: TurnFilters): Record<string, string | null> {
   return { source: f.source ?? null, sessionId: f.sessionId ?? null, connectionId: f.connectionId ?? null, contextType: f.contextType ?? null };
+}
+
+/** A CREATE_TURNS row of `t` at `index` (null: the conversation's next, STORE_TURN only). */
+function turnRow(t: NewTurn, index: number | null, writeId: string) {
+  const m = t.metadata;
+  return {
+    id: index === null ? null : turnId(t.conversationId, index),
+    conversationId: t.conversationId,
+    userId: t.userId,
+    channel: t.channel,
+    index,
+    role: t.role,
+    content: t.content,
+    searchText: t.searchText,
+    timestamp: t.timestamp,
+    tokenCount: t.tokenCount,
+    contentHash: t.contentHash,
+    model: t.model ?? null,
+    metadataJson: JSON.stringify(m),
+    source: m.source ?? null,
+    sessionId: m.sessionId ?? null,
+    connectionId: m.connectionId ?? null,
+    contextType: m.contextType ?? null,
+    toolName: m.toolName ?? null,
+    speaker: m.speaker ?? null,
+    scopeKey: scopeKey(t.userId, t.channel),
+    ...turnFlags(t.content),
+    embedding: t.embedding ?? null,
+    writeId,
+  };
 }
