@@ -7,6 +7,7 @@ import { createEmbedder, type Embedder } from './embedding';
 import { BackgroundEmbedder, Neo4jConversationBrowser, Neo4jConversationUpkeep, Neo4jEpisodicStore, PgTurnLog, turnBacklog } from './episodic';
 import { createLogger, type Logger } from './infra/logger';
 import { InteractiveGate } from './infra/interactive-gate';
+import type { HoldMode } from './infra/owner-vectors';
 import { createNeo4jDriver, Neo4jExecutor, waitForNeo4j } from './infra/neo4j';
 import { createPgPools } from './infra/postgres';
 import { createRedis, type RedisClient } from './infra/redis';
@@ -223,7 +224,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
   ];
   // Every store that holds small users' embeddings in the process (src/infra/owner-vectors.ts):
   // warm-up's rehearsal sets how its user's are held, and an erasure forgets the user's.
-  const holdVectors = async (userId: string, mode: 'scan' | 'held' | 'forget') => {
+  const holdVectors = async (userId: string, mode: HoldMode) => {
     await episodic.holdVectors(userId, mode);
     await semanticStore.holdVectors(userId, mode);
   };

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ManagedTransaction } from 'neo4j-driver';
 import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
 import { MAX_OVERFETCH, type CypherRunner } from '../infra/neo4j';
-import { heldReadCypher, heldSearchCypher, OwnerVectors, type HeldFilter } from '../infra/owner-vectors';
+import { heldSearchCypher, OwnerVectors, type HeldFilter, type HeldVectorsOptions, type HoldMode } from '../infra/owner-vectors';
 import { indexOrFallback, SmallOwners } from '../infra/vector-scan';
 import { forEachSlice } from '../infra/slices';
 import { ValidationError } from '../errors';
@@ -279,16 +279,10 @@ export class Neo4jEpisodicStore implements EpisodicStore {
 
   constructor(
     private readonly db: CypherRunner,
-    opts: {
-      scanMaxTurns?: number;
-      /** turn embeddings held in memory in all (0: none, every scan in Neo4j) */
-      heldVectors?: number;
-      /** Awaited before a background read of a user's embeddings (the InteractiveGate's idle). */
-      idle?: () => Promise<void>;
-    } = {},
+    opts: HeldVectorsOptions & { scanMaxTurns?: number } = {},
   ) {
     this.smallUsers = SmallOwners.counted(db, COUNT_USER_TURNS, TAG('countUserTurns'), opts.scanMaxTurns);
-    this.heldVectors = opts.heldVectors === 0 ? undefined : OwnerVectors.reading(db, heldReadCypher(HELD_TURNS), TAG, { maxVectors: opts.heldVectors, idle: opts.idle });
+    this.heldVectors = OwnerVectors.forLabel(db, HELD_TURNS, TAG, opts);
   }
 
   storeTurn(turn: NewTurn): Promise<StoreTurnResult> {
@@ -446,7 +440,7 @@ export class Neo4jEpisodicStore implements EpisodicStore {
   }
 
   /** How the user's turn embeddings are held in this process: only scanned in Neo4j (`scan`, warm-up), read now (`held`), or forgotten (`forget`). */
-  async holdVectors(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void> {
+  async holdVectors(userId: string, mode: HoldMode): Promise<void> {
     await this.heldVectors?.holdMode(userId, mode);
   }
 

@@ -112,16 +112,21 @@ export class OwnerVectors {
   private releases = 0;
 
   /**
-   * Vectors of the label `statements` read: `all` ($userId) and `after` ($userId, $after), each
-   * returning {at, OwnedVector} a record per node (heldReadCypher), tagged `heldVectors` and `heldVectorsAfter`.
+   * The embeddings of `label` as a store's options ask (undefined with `heldVectors: 0`: none
+   * held), read by heldReadCypher's two statements, tagged `heldVectors` and `heldVectorsAfter`.
    */
-  static reading(db: Pick<CypherRunner, 'read'>, statements: { all: string; after: string }, tag: (op: string) => QueryTag, opts: OwnerVectorsOptions = {}): OwnerVectors {
-    return new OwnerVectors(async (userId, after) => {
-      // Listed first: a transaction that commits after the read began after this.
-      const open = await db.read<{ oldest: number }>(OLDEST_OPEN, {}, tag('openTransactions')).catch(() => []);
-      const nodes = await db.read<OwnedVector & { at: number }>(after === null ? statements.all : statements.after, { userId, after }, tag(after === null ? 'heldVectors' : 'heldVectorsAfter'));
-      return { at: nodes[0]?.at ?? 0, openSince: open[0]?.oldest ?? undefined, nodes };
-    }, opts);
+  static forLabel(db: Pick<CypherRunner, 'read'>, label: HeldLabel, tag: (op: string) => QueryTag, opts: HeldVectorsOptions = {}): OwnerVectors | undefined {
+    if (opts.heldVectors === 0) return undefined;
+    const statements = heldReadCypher(label);
+    return new OwnerVectors(
+      async (userId, after) => {
+        // Listed first: a transaction that commits after the read began after this.
+        const open = await db.read<{ oldest: number }>(OLDEST_OPEN, {}, tag('openTransactions')).catch(() => []);
+        const nodes = await db.read<OwnedVector & { at: number }>(after === null ? statements.all : statements.after, { userId, after }, tag(after === null ? 'heldVectors' : 'heldVectorsAfter'));
+        return { at: nodes[0]?.at ?? 0, openSince: open[0]?.oldest ?? undefined, nodes };
+      },
+      { maxVectors: opts.heldVectors, idle: opts.idle },
+    );
   }
 
   constructor(
@@ -197,7 +202,7 @@ export class OwnerVectors {
   }
 
   /** The stores' `holdVectors`: `hold` (`held`), or `release` (`scan`: scan only; `forget`). */
-  async holdMode(ownerId: string, mode: 'scan' | 'held' | 'forget'): Promise<void> {
+  async holdMode(ownerId: string, mode: HoldMode): Promise<void> {
     if (mode === 'held') await this.hold(ownerId);
     else this.release(ownerId, mode === 'scan');
   }
@@ -319,6 +324,17 @@ function unit(v: readonly number[]): Float32Array {
   return out;
 }
 
+/** How a store holds an owner's embeddings: only scanned in Neo4j (`scan`, warm-up), read and held now (`held`), or forgotten (`forget`). */
+export type HoldMode = 'scan' | 'held' | 'forget';
+
+/** A store's options for its held embeddings (OwnerVectors.forLabel). */
+export interface HeldVectorsOptions {
+  /** Embeddings held in all, per label (0: none, every scan in Neo4j). */
+  heldVectors?: number;
+  /** Awaited before a background read of an owner's embeddings (the InteractiveGate's idle). */
+  idle?: () => Promise<void>;
+}
+
 export interface OwnerVectorsOptions {
   /** Vectors held in all (default 50,000). */
   maxVectors?: number;
@@ -339,7 +355,7 @@ export interface HeldLabel {
 }
 
 /**
- * A label's two reads for `OwnerVectors.reading`: the owner's embedded nodes ($userId), and
+ * A label's two reads for `OwnerVectors.forLabel`: the owner's embedded nodes ($userId), and
  * those embedded after $after (a seek on ({label}(user_id, embedded_at))), with Neo4j's time of
  * the read; a record each (the driver decoded them all collected into one record 3-5x slower).
  */

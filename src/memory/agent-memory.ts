@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { returnedIds } from '../audit/returned-ids';
 import type { AuditLogger } from '../audit';
 import type { InteractiveGate } from '../infra/interactive-gate';
+import type { HoldMode } from '../infra/owner-vectors';
 import { forEachSlice } from '../infra/slices';
 import { ValidationError } from '../errors';
 import type { Embedder } from '../embedding';
@@ -107,7 +108,7 @@ export interface AgentMemoryDeps {
    * nothing else), and how the stores hold the user's embeddings in the process (only scanned
    * in Neo4j, held now, or forgotten: src/infra/owner-vectors.ts): warm-up's rehearsal of recall.
    */
-  rehearsalGraph?: { holds(userId: string): Promise<boolean>; erase(userId: string): Promise<void>; holdVectors?(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void> };
+  rehearsalGraph?: { holds(userId: string): Promise<boolean>; erase(userId: string): Promise<void>; holdVectors?(userId: string, mode: HoldMode): Promise<void> };
   /** Browsing and curation (src/browse): the episodic and semantic stores' listing and deletion operations. */
   conversations?: ConversationBrowser;
   curation?: KnowledgeCuration;

@@ -3,7 +3,7 @@ import type { ManagedTransaction } from 'neo4j-driver';
 import { NotFoundError, UserBeingErasedError, ValidationError } from '../errors';
 import type { CypherRunner } from '../infra/neo4j';
 import { indexOrFallback, SmallOwners } from '../infra/vector-scan';
-import { ANY_TIME, heldReadCypher, heldSearchCypher, OwnerVectors, type HeldFilter, type HeldLabel, type HeldRanking } from '../infra/owner-vectors';
+import { ANY_TIME, heldSearchCypher, OwnerVectors, type HeldFilter, type HeldLabel, type HeldRanking, type HeldVectorsOptions, type HoldMode } from '../infra/owner-vectors';
 import type { TurnFilters } from '../episodic/contract';
 import { TURN_MATCHES_FILTERS, turnFilterParams } from '../episodic/neo4j-episodic-store';
 import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
@@ -443,17 +443,11 @@ export class Neo4jSemanticStore implements SemanticStore {
 
   constructor(
     private readonly db: CypherRunner,
-    opts: {
-      /** fact and entity embeddings held in memory, each (0: none, every scan in Neo4j) */
-      heldVectors?: number;
-      /** Awaited before a background read of a user's embeddings (the InteractiveGate's idle). */
-      idle?: () => Promise<void>;
-    } = {},
+    opts: HeldVectorsOptions = {},
   ) {
     this.smallFacts = SmallOwners.counted(db, COUNT_USER_FACTS, TAG('countUserFacts'));
     this.smallEntities = SmallOwners.counted(db, COUNT_USER_ENTITIES, TAG('countUserEntities'));
-    const held = (l: HeldLabel) =>
-      opts.heldVectors === 0 ? undefined : OwnerVectors.reading(db, heldReadCypher(l), (op) => TAG(`${op}${l.label}`), { maxVectors: opts.heldVectors, idle: opts.idle });
+    const held = (l: HeldLabel) => OwnerVectors.forLabel(db, l, (op) => TAG(`${op}${l.label}`), opts);
     this.heldFacts = held(HELD_FACTS);
     this.heldEntities = held(HELD_ENTITIES);
   }
@@ -898,7 +892,7 @@ export class Neo4jSemanticStore implements SemanticStore {
   }
 
   /** How the user's fact and entity embeddings are held in this process (as the episodic store's `holdVectors`). */
-  async holdVectors(userId: string, mode: 'scan' | 'held' | 'forget'): Promise<void> {
+  async holdVectors(userId: string, mode: HoldMode): Promise<void> {
     for (const held of [this.heldFacts, this.heldEntities]) await held?.holdMode(userId, mode);
   }
 
