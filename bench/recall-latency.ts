@@ -55,7 +55,7 @@ export async function runLatency(
   const tag = { subsystem: 'bench', op: 'latency' };
   const bar = new cliProgress.SingleBar({ format: '{stage} |{bar}| {value}/{total} {eta_formatted}', hideCursor: true, noTTYOutput: true, notTTYSchedule: 5_000 }, cliProgress.Presets.shades_classic);
 
-  const have = (await m.neo4j.read<{ n: number }>(COUNT_TURNS, { userId }, tag))[0]?.n ?? 0;
+  const have = await storedTurns(m, userId);
   const start = Date.parse('2024-01-01T00:00:00Z');
   const step = (365 * 86_400_000) / opts.turns;
   const t0 = performance.now();
@@ -80,7 +80,7 @@ export async function runLatency(
   }
   bar.stop();
   const ingestSeconds = (performance.now() - t0) / 1000;
-  const stored = (await m.neo4j.read<{ n: number }>(COUNT_TURNS, { userId }, tag))[0]?.n ?? 0;
+  const stored = await storedTurns(m, userId);
 
   const questions = ds.questions.slice(0, opts.queries).map((q) => q.question);
   const embeddings = await embedder.embed(questions);
@@ -271,7 +271,11 @@ async function hotPathUnderLoad(
     // Wait for the backlog to build before measuring.
     while (busy.imported < Math.min(importTurns, 1_000)) await new Promise((r) => setTimeout(r, 100));
     const pendingAtStart = await pendingEmbeddings(m);
+    // What the import wrote while measured: the price of the gate's yielding.
+    const importedAtStart = await storedTurns(m, importUser);
+    const importStarted = performance.now();
     const loaded = await measure('under load', () => busy.written);
+    const importTurnsPerS = ((await storedTurns(m, importUser)) - importedAtStart) / ((performance.now() - importStarted) / 1000);
     const pendingAtEnd = await pendingEmbeddings(m);
     // Then the import's turns are all stored and only their embedding (and consolidate) goes on.
     await importing;
@@ -283,7 +287,7 @@ async function hotPathUnderLoad(
     await consolidating;
     return {
       quiet,
-      busy: loaded,
+      busy: { ...loaded, import_turns_per_s: Math.round(importTurnsPerS) },
       busy_embedding: { ...embedding, embeddings_pending_at_start: pendingWhileEmbedding, embedded_while_measured: embeddedWhileEmbedding },
       import_turns_stored: busy.imported,
       embeddings_pending: { at_start: pendingAtStart, at_end: pendingAtEnd },
@@ -299,6 +303,10 @@ async function hotPathUnderLoad(
     await background.close();
     await deleteUsers(m, [importUser]).catch(() => undefined);
   }
+}
+
+async function storedTurns(m: Mnemograph, userId: string): Promise<number> {
+  return (await m.neo4j.read<{ n: number }>(COUNT_TURNS, { userId }, { subsystem: 'bench', op: 'countTurns' }))[0]?.n ?? 0;
 }
 
 // -> {n}: turns waiting for their embedding

@@ -1,5 +1,12 @@
 /** How long the gate must have seen no interactive call before background work goes on (ms). */
 const DEFAULT_QUIET_MS = 20;
+/**
+ * The longest background work waits at `idle()` while interactive calls keep coming (ms): for a
+ * caller who never pauses, each background loop runs one piece per this long. At 250 ms (and
+ * 100 ms for an import's slice) storeTurn's p95 while an import wrote was 30-38 ms; at 1,000 ms
+ * (and 500) 18-26, with the import 3.3x slower while the caller never paused (docs/recall-tuning.md).
+ */
+const BACKGROUND_MAX_WAIT_MS = 1_000;
 
 /**
  * Interactive work ahead of background work (issue #22): interactive calls (remember,
@@ -51,7 +58,7 @@ export class InteractiveGate {
   }
 
   /** Resolves once no interactive call has run for `quietMs`, or after `maxWaitMs`. */
-  async idle(maxWaitMs = 250): Promise<void> {
+  async idle(maxWaitMs = BACKGROUND_MAX_WAIT_MS): Promise<void> {
     const deadline = performance.now() + maxWaitMs;
     for (;;) {
       const now = performance.now();

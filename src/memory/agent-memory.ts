@@ -50,8 +50,11 @@ import { MnemographError, NotFoundError } from '../errors';
 
 /** Turns a bulk import prepares or writes before it yields to interactive calls. */
 const IMPORT_SLICE = 100;
-/** The longest a bulk import's slice waits for interactive calls under way. */
-const IMPORT_YIELD_MS = 100;
+/**
+ * The longest a bulk import's slice waits for interactive calls under way: half the bound of
+ * background loops (src/infra/interactive-gate.ts), as a caller waits for the import's answer.
+ */
+const IMPORT_YIELD_MS = 500;
 /**
  * How often warm-up's rehearsals run each statement: Neo4j plans a statement with interpreted
  * expressions and, on its tenth run from the plan cache, plans it again with compiled ones

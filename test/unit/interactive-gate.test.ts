@@ -45,6 +45,24 @@ describe('InteractiveGate', () => {
     expect(performance.now() - t0).toBeGreaterThanOrEqual(45);
   });
 
+  it('by default a wait lasts up to one second while interactive calls keep coming', async () => {
+    jest.useFakeTimers();
+    try {
+      const gate = new InteractiveGate();
+      const leave = gate.enter();
+      let idle = false;
+      const waiting = gate.idle().then(() => (idle = true));
+      await jest.advanceTimersByTimeAsync(990);
+      expect(idle).toBe(false);
+      await jest.advanceTimersByTimeAsync(20);
+      await waiting;
+      expect([idle, gate.busy]).toEqual([true, 1]);
+      leave();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('the background embedder takes no batch while an interactive call runs', async () => {
     const gate = new InteractiveGate();
     const items = [{ id: 'a', content: 'x' }];
