@@ -305,13 +305,13 @@ export class Neo4jEpisodicStore implements EpisodicStore {
 
   private async writeTurns(tx: ManagedTransaction, turns: NewTurn[], writeId: string, opts: StoreTurnsOptions): Promise<StoreTurnResult[]> {
     if (turns.length === 1) return [await this.writeTurn(tx, turns[0]!, writeId)];
-    const conversations = new Map<string, { id: string; userId: string; channel: string; startedAt: string }>();
+    const conversations = new Map<string, ReturnType<typeof conversationRow>>();
     for (const t of turns) {
       const seen = conversations.get(t.conversationId);
       if (seen && (seen.userId !== t.userId || seen.channel !== t.channel)) {
         throw new ValidationError(`conversation ${t.conversationId} appears with two owners or channels in one batch`, { conversationId: t.conversationId });
       }
-      if (!seen) conversations.set(t.conversationId, { id: t.conversationId, userId: t.userId, channel: t.channel, startedAt: t.timestamp });
+      if (!seen) conversations.set(t.conversationId, conversationRow(t));
     }
     const owners = (await tx.run(UPSERT_CONVERSATIONS, { conversations: [...conversations.values()] })).records.map((r) => r.toObject()) as Array<{
       id: string;
@@ -323,8 +323,7 @@ export class Neo4jEpisodicStore implements EpisodicStore {
     for (const o of owners) {
       const wanted = conversations.get(o.id)!;
       if (o.userId !== wanted.userId || o.channel !== wanted.channel) {
-        // Same message whether the other owner is another user or another channel: reveal nothing.
-        throw new ValidationError(`conversation ${o.id} belongs to another user or channel; use a new conversation id`, { conversationId: o.id });
+        throw conversationOfAnother(o.id);
       }
       next.set(o.id, o.turnCount);
     }
@@ -358,10 +357,8 @@ export class Neo4jEpisodicStore implements EpisodicStore {
 
   /** One turn: its conversation and the turn in one statement (STORE_TURN). */
   private async writeTurn(tx: ManagedTransaction, t: NewTurn, writeId: string): Promise<StoreTurnResult> {
-    const conversation = { id: t.conversationId, userId: t.userId, channel: t.channel, startedAt: t.timestamp };
-    const [r] = (await tx.run(STORE_TURN, { conversation, row: turnRow(t, t.index ?? null, `${writeId}:0`) })).records;
-    // Same message whether the other owner is another user or another channel: reveal nothing.
-    if (!r) throw new ValidationError(`conversation ${t.conversationId} belongs to another user or channel; use a new conversation id`, { conversationId: t.conversationId });
+    const [r] = (await tx.run(STORE_TURN, { conversation: conversationRow(t), row: turnRow(t, t.index ?? null, `${writeId}:0`) })).records;
+    if (!r) throw conversationOfAnother(t.conversationId);
     return { turn: toTurn(r.get('turn') as TurnRow), created: r.get('created') as boolean };
   }
 
@@ -502,6 +499,19 @@ function recallParams(scope: AccessScope, q: TurnSearch): Record<string, unknown
 /** The metadata parameters of TURN_METADATA_MATCH and TURN_MATCHES_FILTERS (an absent filter is null: any). */
 export function turnFilterParams(f: TurnFilters): Record<string, string | null> {
   return { source: f.source ?? null, sessionId: f.sessionId ?? null, connectionId: f.connectionId ?? null, contextType: f.contextType ?? null };
+}
+
+/**
+ * The refusal of a write into a conversation that another user or channel holds; the same
+ * message for both, so it reveals nothing (the episodic and procedural writes).
+ */
+export function conversationOfAnother(conversationId: string): ValidationError {
+  return new ValidationError(`conversation ${conversationId} belongs to another user or channel; use a new conversation id`, { conversationId });
+}
+
+/** An UPSERT_CONVERSATIONS row (STORE_TURN's $conversation) for `t`'s conversation. */
+function conversationRow(t: NewTurn): { id: string; userId: string; channel: string; startedAt: string } {
+  return { id: t.conversationId, userId: t.userId, channel: t.channel, startedAt: t.timestamp };
 }
 
 /** A CREATE_TURNS row of `t` at `index` (null: the conversation's next, STORE_TURN only). */

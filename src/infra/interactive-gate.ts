@@ -6,7 +6,7 @@ const DEFAULT_QUIET_MS = 20;
  * 100 ms for an import's slice) storeTurn's p95 while an import wrote was 30-38 ms; at 1,000 ms
  * (and 500) 18-26, with the import 3.3x slower while the caller never paused (docs/recall-tuning.md).
  */
-const BACKGROUND_MAX_WAIT_MS = 1_000;
+export const BACKGROUND_MAX_WAIT_MS = 1_000;
 
 /**
  * Interactive work ahead of background work (issue #22): interactive calls (remember,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { returnedIds } from '../audit/returned-ids';
 import type { AuditLogger } from '../audit';
-import type { InteractiveGate } from '../infra/interactive-gate';
+import { BACKGROUND_MAX_WAIT_MS, type InteractiveGate } from '../infra/interactive-gate';
 import type { HoldMode } from '../infra/owner-vectors';
 import { forEachSlice } from '../infra/slices';
 import { ValidationError } from '../errors';
@@ -52,9 +52,9 @@ import { MnemographError, NotFoundError } from '../errors';
 const IMPORT_SLICE = 100;
 /**
  * The longest a bulk import's slice waits for interactive calls under way: half the bound of
- * background loops (src/infra/interactive-gate.ts), as a caller waits for the import's answer.
+ * background loops, as a caller waits for the import's answer.
  */
-const IMPORT_YIELD_MS = 500;
+const IMPORT_YIELD_MS = BACKGROUND_MAX_WAIT_MS / 2;
 /**
  * How often warm-up's rehearsals run each statement: Neo4j plans a statement with interpreted
  * expressions and, on its tenth run from the plan cache, plans it again with compiled ones

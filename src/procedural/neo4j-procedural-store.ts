@@ -5,7 +5,7 @@ import { luceneQuery, scopedFulltextK, scopedLuceneQuery } from '../infra/fullte
 import type { CypherRunner } from '../infra/neo4j';
 import { indexOrFallback, SmallOwners } from '../infra/vector-scan';
 import type { TurnFilters } from '../episodic/contract';
-import { TURN_MATCHES_FILTERS, turnFilterParams } from '../episodic/neo4j-episodic-store';
+import { conversationOfAnother, TURN_MATCHES_FILTERS, turnFilterParams } from '../episodic/neo4j-episodic-store';
 import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
 import type { Json, LearnStrategyResult, NewInvocation, NewStrategy, ProceduralStore, RecordInvocationResult, Strategy, StrategyListPage, ToolInvocation, ToolStats } from './contract';
 
@@ -195,8 +195,7 @@ export class Neo4jProceduralStore implements ProceduralStore {
         startedAt: inv.timestamp,
       });
       if (owner!.userId !== userId || owner!.channel !== channel) {
-        // Same message for another user and another channel: reveal nothing.
-        throw new ValidationError(`conversation ${inv.conversationId} belongs to another user or channel; use a new conversation id`, { conversationId: inv.conversationId });
+        throw conversationOfAnother(inv.conversationId);
       }
       const [row] = await rows<{ invocation: InvocationRow }>(tx, CREATE_INVOCATION, {
         row: {
