@@ -11,6 +11,7 @@ import { keyPrincipal } from '../src/access';
 import { PACKAGE_ROOT } from '../src/package-info';
 import { neo4jPaths, readPid } from '../src/stack/neo4j-process';
 import { MS_PER_TICK, processTicks, threadTicks } from './proc-cpu';
+import { jvmGcMeter, mainThreadGc, pauseSummary, pausesInCalls, type Span } from './pauses';
 
 const PER_CONVERSATION = 100;
 const BATCH = 1_000;
@@ -208,27 +209,31 @@ async function hotPathUnderLoad(
   const neo4jPid = readPid(neo4jPaths(PACKAGE_ROOT, m.config));
   const measure = async (label: string, until: () => boolean = () => false) => {
     const cpu = cpuMeter(neo4jPid);
-    const remember: number[] = [];
-    const store: number[] = [];
+    const neo4jGc = jvmGcMeter(neo4jPid);
+    const gc = mainThreadGc();
+    const remember: Span[] = [];
+    const store: Span[] = [];
     const stages = new StageTimings();
     // How long the event loop was held (this process: the import's and consolidate's own work
     // runs here too); a callback that is ready waits at least this long.
     const loop = monitorEventLoopDelay({ resolution: 5 });
     loop.enable();
     for (let i = 0; i < questions.length && !until(); i++) {
-      let s = performance.now();
+      let start = performance.now();
       const bundle = await m.memory.remember({ userId, query: questions[i]!, topK: 10 });
-      remember.push(performance.now() - s);
+      remember.push({ start, ms: performance.now() - start });
       stages.add(bundle.timings);
-      s = performance.now();
+      start = performance.now();
       await served.memory.storeTurn({ userId, conversationId, role: 'user', content: `${pool[(written++ * 31) % pool.length]!.content} (${label})` });
-      store.push(performance.now() - s);
+      store.push({ start, ms: performance.now() - start });
     }
     loop.disable();
     const cores = cpu();
+    const pauses = gc();
+    const neo4jPauses = neo4jGc();
     return {
-      remember_ms: percentiles(remember),
-      store_turn_ms: percentiles(store),
+      remember_ms: percentiles(remember.map((c) => c.ms)),
+      store_turn_ms: percentiles(store.map((c) => c.ms)),
       samples: remember.length,
       // Which stage of remember grows under load (the stages run concurrently, see remember_stage_ms).
       remember_stage_ms: stages.percentiles(),
@@ -236,6 +241,11 @@ async function hotPathUnderLoad(
       // Cores busy on average: this process (both facades, the embedder's threads, the rules
       // thread) and the embedded Neo4j, with its JIT compiler threads apart.
       cpu_cores: cores,
+      // Garbage collection while measured: this process's main thread (V8) and, when jstat can
+      // tell, Neo4j's JVM (every collection stops its queries); and how often V8's pauses fell
+      // inside the slowest calls against the faster half (docs/recall-tuning.md, session 27).
+      gc_pauses: { process: pauseSummary(pauses), ...(neo4jPauses ? { neo4j: neo4jPauses } : {}) },
+      gc_in_calls: { remember: pausesInCalls(remember, pauses), store_turn: pausesInCalls(store, pauses) },
     };
   };
   embedder.bypass = true;
