@@ -208,8 +208,9 @@ async function hotPathUnderLoad(
   // `until`: stop early once it holds (the busy phase measures only while the import still writes).
   const neo4jPid = readPid(neo4jPaths(PACKAGE_ROOT, m.config));
   const measure = async (label: string, until: () => boolean = () => false) => {
-    const cpu = cpuMeter(neo4jPid);
+    // jstat first: it starts a JVM (~0.3 s, the event loop blocked), which the CPU meter's window must not hold.
     const neo4jGc = jvmGcMeter(neo4jPid);
+    const cpu = cpuMeter(neo4jPid);
     const gc = mainThreadGc();
     const remember: Span[] = [];
     const store: Span[] = [];
