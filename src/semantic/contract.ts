@@ -154,6 +154,19 @@ export interface ScoredEntity {
   score: number;
 }
 
+/**
+ * A fact as recall's searches return it (`factCandidates`): what fusion, the superseded-fact
+ * rule and time narrowing read; the kept ones are then read whole (`recalledFacts`).
+ */
+export type FactCandidate = Pick<Fact, 'id' | 'status' | 'supersededBy' | 'validFrom' | 'properties'>;
+/** An entity as recall's searches return it (`entityCandidates`); the kept ones are read whole by `recalledEntities`. */
+export type EntityCandidate = Pick<Entity, 'id' | 'updatedAt'>;
+/** One kind's full-text and vector candidates for recall, each list best first. */
+export interface Candidates<T> {
+  fulltext: Array<{ item: T; score: number }>;
+  vector: Array<{ item: T; score: number }>;
+}
+
 export interface PromotionResult {
   promoted: boolean;
   /** The `_global` fact (new, or the one made by an earlier promotion). */
@@ -371,6 +384,18 @@ export interface SemanticStore {
    * matching every given metadata filter; one query, in no particular order.
    */
   entitiesWithMatchingSource(scope: AccessScope, ids: string[], filters: TurnFilters): Promise<string[]>;
+  /**
+   * Recall's searches of facts, as `fullTextSearchFacts` over `text` and (with an embedding)
+   * `vectorSearchFacts` find them, both at once, returning candidates rather than whole facts:
+   * recall ranks and narrows them, then reads the ones it keeps with `recalledFacts`.
+   */
+  factCandidates(scope: AccessScope, text: string, embedding: number[] | undefined, q: FactQuery): Promise<Candidates<FactCandidate>>;
+  /** The facts among `ids` the scope may read (any status), whole, in the order of `ids`; one query. A fact gone since is left out. */
+  recalledFacts(scope: AccessScope, ids: string[]): Promise<Fact[]>;
+  /** Recall's searches of live entities, as `factCandidates` for facts. */
+  entityCandidates(scope: AccessScope, text: string, embedding: number[] | undefined, q: EntityQuery): Promise<Candidates<EntityCandidate>>;
+  /** The live entities among `ids` the scope may read, whole, in the order of `ids`; one query. */
+  recalledEntities(scope: AccessScope, ids: string[]): Promise<Entity[]>;
   /** Adds recall access counts to facts or entities (see AccessCount); a node not owned by the row's user is skipped. Returns the nodes touched. */
   addAccessCounts(kind: 'fact' | 'entity', rows: AccessCount[]): Promise<number>;
 }

@@ -10,10 +10,13 @@ import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
 import { GLOBAL_CHANNEL } from '../schemas';
 import type {
   CreateRelationshipResult,
+  Candidates,
   Entity,
+  EntityCandidate,
   EntityGraph,
   EntityQuery,
   Fact,
+  FactCandidate,
   FactQuery,
   NewEntity,
   NewFact,
@@ -294,55 +297,71 @@ const ENTITY_SEARCH_FILTER = `e.user_id = $userId AND e.channel IN $channels AND
 const HELD_FACTS = { label: 'Fact', v: 'f', filter: FACT_SEARCH_FILTER, timestamp: '0', connectionId: 'f.connection_id' };
 const HELD_ENTITIES = { label: 'Entity', v: 'e', filter: ENTITY_SEARCH_FILTER, timestamp: '0', connectionId: 'null' };
 
-// $k, $embedding, $userId, $channels, $connections, $includeInactive, $minConfidence, $limit -> {fact, score}
-const VECTOR_FACTS = `
-CALL db.index.vector.queryNodes('fact_embeddings', toInteger($k), $embedding) YIELD node AS f, score
-WHERE ${FACT_SEARCH_FILTER}
-WITH f, score ORDER BY score DESC LIMIT toInteger($limit)
-${WITH_ABOUT.replace('WITH f,', 'WITH f, score,')}
-RETURN ${FACT} AS fact, score ORDER BY score DESC`;
+/**
+ * How a search returns what it found: `whole` facts and entities (the search routes), or
+ * recall's `candidate`s, the few properties it ranks and narrows by before it reads the kept
+ * ones whole (`recalledFacts`, `recalledEntities`): a recall keeps about a third of the
+ * facts and a tenth of the entities its searches find.
+ */
+type Rows = 'whole' | 'candidate';
+// Projection of a fact `f` as a recall candidate: what the superseded-fact rule (status, successor, properties) and time narrowing read.
+const FACT_CANDIDATE = `{ id: f.id, status: f.status, supersededBy: f.superseded_by, validFrom: toString(f.valid_from), propertiesJson: f.properties_json }`;
+// ... and an entity `e` (time narrowing reads its last update).
+const ENTITY_CANDIDATE = `{ id: e.id, updatedAt: toString(e.updated_at) }`;
+/** The end of every fact search (over `f`, `score`): its rows, best first. */
+const FACT_ROWS: Record<Rows, string> = {
+  whole: `${WITH_ABOUT.replace('WITH f,', 'WITH f, score,')}
+RETURN ${FACT} AS fact, score ORDER BY score DESC`,
+  candidate: `RETURN ${FACT_CANDIDATE} AS fact, score ORDER BY score DESC`,
+};
+const ENTITY_ROWS: Record<Rows, string> = {
+  whole: `RETURN ${ENTITY} AS entity, score ORDER BY score DESC`,
+  candidate: `RETURN ${ENTITY_CANDIDATE} AS entity, score ORDER BY score DESC`,
+};
 
-// $embedding, $userId, $channels, $connections, $includeInactive, $minConfidence, $limit -> {fact, score}: exact cosine over the
-// user's facts (index seek on user_id, channel) when the shared index's neighbourhood holds too few of them;
-// vector.similarity.cosine is normalised like the index score, (1 + cos) / 2
-const VECTOR_FACTS_EXACT = `
-MATCH (f:Fact) WHERE ${FACT_SEARCH_FILTER} AND f.embedding IS NOT NULL
-WITH f, vector.similarity.cosine(f.embedding, $embedding) AS score ORDER BY score DESC LIMIT toInteger($limit)
-${WITH_ABOUT.replace('WITH f,', 'WITH f, score,')}
-RETURN ${FACT} AS fact, score ORDER BY score DESC`;
-// the same, with $ranked and $seen (heldSearchCypher) -> {fact, score}
-const VECTOR_FACTS_HELD = `${heldSearchCypher(HELD_FACTS)}
-${WITH_ABOUT.replace('WITH f,', 'WITH f, score,')}
-RETURN ${FACT} AS fact, score ORDER BY score DESC`;
+/**
+ * The searches of one label (over `v`, with its search filter), each ending in `rows`: the
+ * shared vector index (`$k`, `$embedding`), the exact cosine over the user's nodes (index
+ * seek on user_id, channel) when the index's neighbourhood holds too few of theirs
+ * (vector.similarity.cosine is normalised like the index score, (1 + cos) / 2), the same
+ * ranked from memory (`$ranked`, `$seen`: heldSearchCypher), and full text (`$k`, `$query`).
+ * Facts take $userId, $channels, $connections, $includeInactive, $minConfidence, $limit;
+ * entities $userId, $channels, $types, $limit. Each -> {fact|entity, score}.
+ */
+const searches = (l: HeldLabel & { vectorIndex: string; textIndex: string }, rows: string) => {
+  const { v, label, filter } = l;
+  const best = `WITH ${v}, score ORDER BY score DESC LIMIT toInteger($limit)`;
+  return {
+    index: `
+CALL db.index.vector.queryNodes('${l.vectorIndex}', toInteger($k), $embedding) YIELD node AS ${v}, score WHERE ${filter}
+${best}
+${rows}`,
+    exact: `
+MATCH (${v}:${label}) WHERE ${filter} AND ${v}.embedding IS NOT NULL
+WITH ${v}, vector.similarity.cosine(${v}.embedding, $embedding) AS score ORDER BY score DESC LIMIT toInteger($limit)
+${rows}`,
+    held: `${heldSearchCypher(l)}
+${rows}`,
+    fulltext: `
+CALL db.index.fulltext.queryNodes('${l.textIndex}', $query, {limit: toInteger($k)}) YIELD node AS ${v}, score WHERE ${filter}
+${best}
+${rows}`,
+  };
+};
+const FACT_INDEXES = { ...HELD_FACTS, vectorIndex: 'fact_embeddings', textIndex: 'fact_text_scoped' };
+const ENTITY_INDEXES = { ...HELD_ENTITIES, vectorIndex: 'entity_embeddings', textIndex: 'entity_text_scoped' };
+const FACT_SEARCH = { whole: searches(FACT_INDEXES, FACT_ROWS.whole), candidate: searches(FACT_INDEXES, FACT_ROWS.candidate) };
+const ENTITY_SEARCH = { whole: searches(ENTITY_INDEXES, ENTITY_ROWS.whole), candidate: searches(ENTITY_INDEXES, ENTITY_ROWS.candidate) };
 
-// $k, $embedding, $userId, $channels, $types, $limit -> {entity, score}
-const VECTOR_ENTITIES = `
-CALL db.index.vector.queryNodes('entity_embeddings', toInteger($k), $embedding) YIELD node AS e, score
-WHERE ${ENTITY_SEARCH_FILTER}
-RETURN ${ENTITY} AS entity, score ORDER BY score DESC LIMIT toInteger($limit)`;
-
-// $embedding, $userId, $channels, $types, $limit -> {entity, score}: exact cosine over the user's live entities
-const VECTOR_ENTITIES_EXACT = `
-MATCH (e:Entity) WHERE ${ENTITY_SEARCH_FILTER} AND e.embedding IS NOT NULL
-WITH e, vector.similarity.cosine(e.embedding, $embedding) AS score ORDER BY score DESC LIMIT toInteger($limit)
-RETURN ${ENTITY} AS entity, score ORDER BY score DESC`;
-// the same, with $ranked and $seen (heldSearchCypher) -> {entity, score}
-const VECTOR_ENTITIES_HELD = `${heldSearchCypher(HELD_ENTITIES)}
-RETURN ${ENTITY} AS entity, score ORDER BY score DESC`;
-
-// $k, $query, $userId, $channels, $connections, $includeInactive, $minConfidence, $limit -> {fact, score}
-const FULLTEXT_FACTS = `
-CALL db.index.fulltext.queryNodes('fact_text_scoped', $query, {limit: toInteger($k)}) YIELD node AS f, score
-WHERE f.user_id = $userId AND f.channel IN $channels AND ($includeInactive OR f.status = 'active') AND f.confidence >= $minConfidence AND ${FACT_CONNECTIONS}
-WITH f, score ORDER BY score DESC LIMIT toInteger($limit)
-${WITH_ABOUT.replace('WITH f,', 'WITH f, score,')}
-RETURN ${FACT} AS fact, score ORDER BY score DESC`;
-
-// $k, $query, $userId, $channels, $types, $limit -> {entity, score}
-const FULLTEXT_ENTITIES = `
-CALL db.index.fulltext.queryNodes('entity_text_scoped', $query, {limit: toInteger($k)}) YIELD node AS e, score
-WHERE e.user_id = $userId AND e.channel IN $channels AND e.valid_to IS NULL AND ($types IS NULL OR e.type IN $types)
-RETURN ${ENTITY} AS entity, score ORDER BY score DESC LIMIT toInteger($limit)`;
+// $ids, $userId, $channels, $connections -> {fact}: recall's kept candidates read whole (any status), in no particular order
+const RECALLED_FACTS = `
+UNWIND $ids AS fid MATCH (f:Fact {id: fid}) USING INDEX SEEK f:Fact(id) WHERE f.user_id = $userId AND f.channel IN $channels AND ${FACT_CONNECTIONS}
+${WITH_ABOUT}
+RETURN ${FACT} AS fact`;
+// $ids, $userId, $channels -> {entity}: the same for live entities
+const RECALLED_ENTITIES = `
+UNWIND $ids AS eid MATCH (e:Entity {id: eid}) USING INDEX SEEK e:Entity(id) WHERE e.user_id = $userId AND e.channel IN $channels AND e.valid_to IS NULL
+RETURN ${ENTITY} AS entity`;
 
 // $userId, $factId -> {status, channel, confidence, accessCount, conversations, globalId}: promotion measures
 const PROMOTION_MEASURES = `
@@ -426,6 +445,12 @@ export function toRelationship({ propertiesJson, ...row }: RelRow): Relationship
 
 async function rows<T>(tx: ManagedTransaction, cypher: string, params: Record<string, unknown>): Promise<T[]> {
   return (await tx.run(cypher, params)).records.map((r) => r.toObject() as T);
+}
+
+/** `found` in the order of `ids` (the ones found; each once). */
+function inOrder<T extends { id: string }>(ids: readonly string[], found: T[]): T[] {
+  const byId = new Map(found.map((x) => [x.id, x]));
+  return [...new Set(ids)].flatMap((id) => byId.get(id) ?? []);
 }
 
 function missing(wanted: readonly string[], found: readonly string[]): string[] {
@@ -840,32 +865,98 @@ export class Neo4jSemanticStore implements SemanticStore {
   // --------------------------------------------------------------------- search
 
   async vectorSearchFacts(scope: AccessScope, embedding: number[], q: FactQuery): Promise<ScoredFact[]> {
-    const params = { ...factParams(scope, q), embedding };
-    type Row = { fact: FactRow; score: number };
-    const found = await this.vectorSearch<Row>(scope, embedding, q.limit, {
-      sizes: this.smallFacts,
-      held: this.heldFacts,
-      filter: { channels: scope.channels, connections: scope.connections, ...ANY_TIME },
-      index: (k) => this.db.read<Row>(VECTOR_FACTS, { ...params, k }, TAG('vectorSearchFacts')),
-      exact: () => this.db.read<Row>(VECTOR_FACTS_EXACT, params, TAG('vectorSearchFactsExact')),
-      ranked: (r) => this.db.read<Row>(VECTOR_FACTS_HELD, { ...params, ranked: r.ranked, seen: r.seen }, TAG('vectorSearchFactsHeld')),
-    });
-    return found.map((r) => ({ fact: toFact(r.fact), score: r.score }));
+    return (await this.vectorFacts<FactRow>(scope, embedding, q, 'whole')).map((r) => ({ fact: toFact(r.fact), score: r.score }));
   }
 
   async vectorSearchEntities(scope: AccessScope, embedding: number[], q: EntityQuery): Promise<ScoredEntity[]> {
+    return (await this.vectorEntities<EntityRow>(scope, embedding, q, 'whole')).map((r) => ({ entity: toEntity(r.entity), score: r.score }));
+  }
+
+  async fullTextSearchFacts(scope: AccessScope, text: string, q: FactQuery): Promise<ScoredFact[]> {
+    return (await this.fullTextFacts<FactRow>(scope, text, q, 'whole')).map((r) => ({ fact: toFact(r.fact), score: r.score }));
+  }
+
+  async fullTextSearchEntities(scope: AccessScope, text: string, q: EntityQuery): Promise<ScoredEntity[]> {
+    return (await this.fullTextEntities<EntityRow>(scope, text, q, 'whole')).map((r) => ({ entity: toEntity(r.entity), score: r.score }));
+  }
+
+  async factCandidates(scope: AccessScope, text: string, embedding: number[] | undefined, q: FactQuery): Promise<Candidates<FactCandidate>> {
+    type Row = Omit<FactCandidate, 'properties'> & { propertiesJson: string | null };
+    const [ft, vec] = await Promise.all([this.fullTextFacts<Row>(scope, text, q, 'candidate'), embedding ? this.vectorFacts<Row>(scope, embedding, q, 'candidate') : Promise.resolve([])]);
+    const candidate = ({ fact: { propertiesJson, ...f }, score }: { fact: Row; score: number }) => ({ item: { ...f, properties: parseProps(propertiesJson) }, score });
+    return { fulltext: ft.map(candidate), vector: vec.map(candidate) };
+  }
+
+  async entityCandidates(scope: AccessScope, text: string, embedding: number[] | undefined, q: EntityQuery): Promise<Candidates<EntityCandidate>> {
+    const [ft, vec] = await Promise.all([
+      this.fullTextEntities<EntityCandidate>(scope, text, q, 'candidate'),
+      embedding ? this.vectorEntities<EntityCandidate>(scope, embedding, q, 'candidate') : Promise.resolve([]),
+    ]);
+    const candidate = ({ entity, score }: { entity: EntityCandidate; score: number }) => ({ item: entity, score });
+    return { fulltext: ft.map(candidate), vector: vec.map(candidate) };
+  }
+
+  async recalledFacts(scope: AccessScope, ids: string[]): Promise<Fact[]> {
+    if (ids.length === 0) return [];
+    const found = await this.db.read<{ fact: FactRow }>(RECALLED_FACTS, { ids, userId: scope.userId, channels: scope.channels, connections: scope.connections }, TAG('recalledFacts'));
+    return inOrder(
+      ids,
+      found.map((r) => toFact(r.fact)),
+    );
+  }
+
+  async recalledEntities(scope: AccessScope, ids: string[]): Promise<Entity[]> {
+    if (ids.length === 0) return [];
+    const found = await this.db.read<{ entity: EntityRow }>(RECALLED_ENTITIES, { ids, userId: scope.userId, channels: scope.channels }, TAG('recalledEntities'));
+    return inOrder(
+      ids,
+      found.map((r) => toEntity(r.entity)),
+    );
+  }
+
+  private vectorFacts<R>(scope: AccessScope, embedding: number[], q: FactQuery, rows: Rows): Promise<Array<{ fact: R; score: number }>> {
+    const params = { ...factParams(scope, q), embedding };
+    const cypher = FACT_SEARCH[rows];
+    const op = rows === 'whole' ? 'vectorSearchFacts' : 'vectorFactCandidates';
+    type Row = { fact: R; score: number };
+    return this.vectorSearch<Row>(scope, embedding, q.limit, {
+      sizes: this.smallFacts,
+      held: this.heldFacts,
+      filter: { channels: scope.channels, connections: scope.connections, ...ANY_TIME },
+      index: (k) => this.db.read<Row>(cypher.index, { ...params, k }, TAG(op)),
+      exact: () => this.db.read<Row>(cypher.exact, params, TAG(`${op}Exact`)),
+      ranked: (r) => this.db.read<Row>(cypher.held, { ...params, ranked: r.ranked, seen: r.seen }, TAG(`${op}Held`)),
+    });
+  }
+
+  private vectorEntities<R>(scope: AccessScope, embedding: number[], q: EntityQuery, rows: Rows): Promise<Array<{ entity: R; score: number }>> {
     const params = { ...entityParams(scope, q), embedding };
-    type Row = { entity: EntityRow; score: number };
-    const found = await this.vectorSearch<Row>(scope, embedding, q.limit, {
+    const cypher = ENTITY_SEARCH[rows];
+    const op = rows === 'whole' ? 'vectorSearchEntities' : 'vectorEntityCandidates';
+    type Row = { entity: R; score: number };
+    return this.vectorSearch<Row>(scope, embedding, q.limit, {
       sizes: this.smallEntities,
       held: this.heldEntities,
       // Memory holds no entity types: a search by type scans.
       filter: !q.types?.length ? { channels: scope.channels, connections: null, ...ANY_TIME } : undefined,
-      index: (k) => this.db.read<Row>(VECTOR_ENTITIES, { ...params, k }, TAG('vectorSearchEntities')),
-      exact: () => this.db.read<Row>(VECTOR_ENTITIES_EXACT, params, TAG('vectorSearchEntitiesExact')),
-      ranked: (r) => this.db.read<Row>(VECTOR_ENTITIES_HELD, { ...params, ranked: r.ranked, seen: r.seen }, TAG('vectorSearchEntitiesHeld')),
+      index: (k) => this.db.read<Row>(cypher.index, { ...params, k }, TAG(op)),
+      exact: () => this.db.read<Row>(cypher.exact, params, TAG(`${op}Exact`)),
+      ranked: (r) => this.db.read<Row>(cypher.held, { ...params, ranked: r.ranked, seen: r.seen }, TAG(`${op}Held`)),
     });
-    return found.map((r) => ({ entity: toEntity(r.entity), score: r.score }));
+  }
+
+  private async fullTextFacts<R>(scope: AccessScope, text: string, q: FactQuery, rows: Rows): Promise<Array<{ fact: R; score: number }>> {
+    const query = scopedLuceneQuery(scope, luceneQuery(text));
+    if (!query) return [];
+    const op = rows === 'whole' ? 'fullTextSearchFacts' : 'fullTextFactCandidates';
+    return this.db.read<{ fact: R; score: number }>(FACT_SEARCH[rows].fulltext, { ...factParams(scope, q), k: scopedFulltextK(q.limit), query }, TAG(op));
+  }
+
+  private async fullTextEntities<R>(scope: AccessScope, text: string, q: EntityQuery, rows: Rows): Promise<Array<{ entity: R; score: number }>> {
+    const query = scopedLuceneQuery(scope, luceneQuery(text));
+    if (!query) return [];
+    const op = rows === 'whole' ? 'fullTextSearchEntities' : 'fullTextEntityCandidates';
+    return this.db.read<{ entity: R; score: number }>(ENTITY_SEARCH[rows].fulltext, { ...entityParams(scope, q), k: scopedFulltextK(q.limit), query }, TAG(op));
   }
 
   /**
@@ -899,20 +990,6 @@ export class Neo4jSemanticStore implements SemanticStore {
   /** Resolves once the embeddings being read into memory are held (tests). */
   async heldVectorsSettled(): Promise<void> {
     await Promise.all([this.heldFacts?.settled(), this.heldEntities?.settled()]);
-  }
-
-  async fullTextSearchFacts(scope: AccessScope, text: string, q: FactQuery): Promise<ScoredFact[]> {
-    const query = scopedLuceneQuery(scope, luceneQuery(text));
-    if (!query) return [];
-    const found = await this.db.read<{ fact: FactRow; score: number }>(FULLTEXT_FACTS, { ...factParams(scope, q), k: scopedFulltextK(q.limit), query }, TAG('fullTextSearchFacts'));
-    return found.map((r) => ({ fact: toFact(r.fact), score: r.score }));
-  }
-
-  async fullTextSearchEntities(scope: AccessScope, text: string, q: EntityQuery): Promise<ScoredEntity[]> {
-    const query = scopedLuceneQuery(scope, luceneQuery(text));
-    if (!query) return [];
-    const found = await this.db.read<{ entity: EntityRow; score: number }>(FULLTEXT_ENTITIES, { ...entityParams(scope, q), k: scopedFulltextK(q.limit), query }, TAG('fullTextSearchEntities'));
-    return found.map((r) => ({ entity: toEntity(r.entity), score: r.score }));
   }
 
   async recordAccess(scope: AccessScope, ids: { factIds?: string[]; entityIds?: string[] }): Promise<number> {

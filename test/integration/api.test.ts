@@ -32,8 +32,10 @@ describe('every route', () => {
     expect(r.headers.get('x-request-id')).toBeTruthy();
   });
 
+  // A refused request changes nothing, so one seeded user serves every route's refusals.
+  let refused: Promise<Awaited<ReturnType<typeof seed>>> | undefined;
   it.each(ROUTES.map((r) => [r.id, r] as const))('%s: 401 without a key, 400 on bad input, 404 for an unknown user; never 500', async (id) => {
-    const u = await seed(h, key);
+    const u = await (refused ??= seed(h, key));
     const c = happy[id]!(u);
     expect((await h.call(undefined, c.method, c.path, c.body)).status).toBe(401);
     expect((await h.call('mg_000000000000_' + 'x'.repeat(43), c.method, c.path, c.body)).status).toBe(401);

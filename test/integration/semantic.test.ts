@@ -6,6 +6,7 @@ import { Neo4jSemanticStore } from '../../src/semantic';
 import { NEO4J_BACKFILLS } from '../../src/migrate/backfills';
 import { eventually, expectSameRanking, recordingReads, testConfig, uid } from '../support/stack';
 import { userScope } from '../../src/access';
+import type { Fact } from '../../src/semantic';
 
 let m: Mnemograph;
 beforeAll(async () => {
@@ -500,5 +501,81 @@ describe('isolation and validation', () => {
     ];
     for (const call of bad) await expect(call()).rejects.toThrow(ValidationError);
     expect(await ownedNodes(userId)).toBe(0);
+  });
+});
+
+describe("recall's two-step reads: candidates, then the kept ones whole", () => {
+  /** The candidates are the whole searches' finds, in their order, with their scores. */
+  const sameFinds = (
+    c: { fulltext: Array<{ item: { id: string }; score: number }>; vector: Array<{ item: { id: string }; score: number }> },
+    ft: Array<{ id: string; score: number }>,
+    vec: typeof ft,
+  ) => {
+    const hits = (list: typeof c.fulltext) => list.map((h) => ({ id: h.item.id, score: h.score }));
+    expectSameRanking(hits(c.fulltext), ft, (h) => h.id);
+    expectSameRanking(hits(c.vector), vec, (h) => h.id);
+  };
+
+  it('finds the candidates the whole searches find, with their scores, and reads back only what the scope may see, in the order asked', async () => {
+    const userId = uid('cand');
+    const other = uid('cand');
+    const claims = ['The user rode the harbour ferry to Tallinn', 'The user keeps bees on the roof', 'The user rode a night ferry to Helsinki', 'The user sold the old sailing boat'];
+    const facts: Fact[] = [];
+    for (const claim of claims) facts.push((await m.memory.storeFact({ userId, claim, properties: { object: claim.split(' ').at(-1)! } })).fact);
+    const later = await m.memory.correctFact({ userId, factId: facts[3]!.id, claim: 'The user sold the old rowing boat' });
+    const foreign = (await m.memory.storeFact({ userId: other, claim: 'The user rode the harbour ferry to Tallinn' })).fact;
+    const atWork = (await m.memory.storeFact({ userId, channel: 'work', claim: 'The user takes the ferry to the office' })).fact;
+    const ferry = (await m.memory.upsertEntity({ userId, name: 'Harbour ferry', type: 'other', description: 'the ferry to Tallinn' })).entity;
+    const bees = (await m.memory.upsertEntity({ userId, name: 'Bees', type: 'animal', description: 'on the roof' })).entity;
+    const gone = (await m.memory.upsertEntity({ userId, name: 'Old ferry', type: 'other', description: 'a ferry sold for scrap' })).entity;
+    await m.memory.semantic.deleteEntity(userId, gone.id);
+    const scope = userScope(userId);
+    const [embedding] = await m.embedder.embed(['Which ferry did the user ride to Tallinn?'], { input: 'query' });
+    const store = m.semanticStore;
+    const q = { limit: 10, includeInactive: true };
+
+    const candidates = await store.factCandidates(scope, 'ferry Tallinn boat', embedding, q);
+    const [ft, vec] = [await store.fullTextSearchFacts(scope, 'ferry Tallinn boat', q), await store.vectorSearchFacts(scope, embedding!, q)];
+    expect(ft.length).toBeGreaterThan(1);
+    expect(vec.length).toBe(5);
+    sameFinds(
+      candidates,
+      ft.map((h) => ({ id: h.fact.id, score: h.score })),
+      vec.map((h) => ({ id: h.fact.id, score: h.score })),
+    );
+    // A candidate carries what the superseded-fact rule and time narrowing read, as the whole fact has it.
+    const whole = new Map(vec.map((h) => [h.fact.id, h.fact]));
+    for (const { item } of candidates.vector)
+      expect(item).toEqual({
+        id: item.id,
+        status: whole.get(item.id)!.status,
+        supersededBy: whole.get(item.id)!.supersededBy,
+        validFrom: whole.get(item.id)!.validFrom,
+        properties: whole.get(item.id)!.properties,
+      });
+    expect(candidates.vector.find((c) => c.item.id === facts[3]!.id)?.item).toMatchObject({ status: 'superseded', supersededBy: later.newFact.id });
+    expect(candidates.vector.find((c) => c.item.id === later.newFact.id)?.item.properties).toMatchObject({ is_correction: true });
+    // Without an embedding only the full-text search runs.
+    expect((await store.factCandidates(scope, 'ferry', undefined, q)).vector).toEqual([]);
+
+    // Another user's fact, one of another channel and an unknown id are left out.
+    const asked = [later.newFact.id, foreign.id, facts[0]!.id, atWork.id, 'fact-none', facts[3]!.id];
+    const read = await store.recalledFacts(scope, asked);
+    expect(read.map((f) => f.id)).toEqual([later.newFact.id, facts[0]!.id, facts[3]!.id]);
+    expect(read[1]).toEqual(await m.memory.semantic.getFact(userId, facts[0]!.id));
+    expect((await store.recalledFacts(userScope(userId, { channels: ['work'] }), asked)).map((f) => f.id)).toEqual([later.newFact.id, facts[0]!.id, atWork.id, facts[3]!.id]);
+    expect(await store.recalledFacts(userScope(other, { channels: ['work'] }), [facts[0]!.id, atWork.id])).toEqual([]);
+    expect(await store.recalledFacts(scope, [])).toEqual([]);
+
+    const entities = await store.entityCandidates(scope, 'ferry', embedding, { limit: 10 });
+    const [eft, evec] = [await store.fullTextSearchEntities(scope, 'ferry', { limit: 10 }), await store.vectorSearchEntities(scope, embedding!, { limit: 10 })];
+    sameFinds(
+      entities,
+      eft.map((h) => ({ id: h.entity.id, score: h.score })),
+      evec.map((h) => ({ id: h.entity.id, score: h.score })),
+    );
+    expect(entities.fulltext.map((c) => c.item)).toEqual([{ id: ferry.id, updatedAt: eft[0]!.entity.updatedAt }]);
+    expect((await store.recalledEntities(scope, [bees.id, gone.id, ferry.id])).map((e) => e.name)).toEqual(['Bees', 'Harbour ferry']);
+    expect(await store.recalledEntities(userScope(other), [bees.id, ferry.id])).toEqual([]);
   });
 });

@@ -113,14 +113,31 @@ it('warm-up recalls over a made-up memory, every source over rows, then erases i
     // (The user's counts, the read of their turn embeddings and the rehearsal's own bookkeeping run once.)
     const statements = [...new Set(runs)].filter((r) => !/addAccessCounts|^count|labels|nodeCounts|^refs|erase|^heldVectors|^openTransactions/.test(r));
     expect(statements).toEqual(
-      expect.arrayContaining(['getTurnsByIds(ids:11-100,channels:1)', 'expandEntities(frontier:1,channels:1)', 'expandEntities(frontier:2-10,channels:1)', 'fullTextSearchFacts(channels:2-10)']),
+      expect.arrayContaining([
+        'getTurnsByIds(ids:11-100,channels:1)',
+        'expandEntities(frontier:1,channels:1)',
+        'expandEntities(frontier:2-10,channels:1)',
+        'fullTextFactCandidates(channels:2-10)',
+        'recalledFacts(ids:2-10,channels:2-10)',
+      ]),
     );
     expect(statements.filter((r) => times(r) < REHEARSAL_RUNS)).toEqual([]);
     for (const label of ['episodic', 'semantic', 'procedural', 'goals']) for (const n of ['1', '2-10', '11-100']) expect(runs).toContain(`${label}.addAccessCounts(rows:${n})`);
     // The rehearsal's recall found its made-up memory: each of these statements ran over rows.
     expect(recalled).toMatchObject({ strategies: 1, goals: 1 });
     expect(Math.min(recalled.turns, recalled.facts, recalled.entities)).toBeGreaterThan(0);
-    expect(ops).toEqual(expect.arrayContaining(['getTurnsByIds', 'fullTextSearchFacts', 'fullTextSearchEntities', 'fullTextSearchStrategies', 'similarActiveGoals', 'expandEntities']));
+    expect(ops).toEqual(
+      expect.arrayContaining([
+        'getTurnsByIds',
+        'fullTextFactCandidates',
+        'fullTextEntityCandidates',
+        'recalledFacts',
+        'recalledEntities',
+        'fullTextSearchStrategies',
+        'similarActiveGoals',
+        'expandEntities',
+      ]),
+    );
     // Nothing stays: no node of the user, no turn-log row, no audit row beyond the remember above.
     const [row] = await m.neo4j.read<{ n: number }>(
       'OPTIONAL MATCH (x) WHERE x.user_id = $userId OR ((x:User OR x:Conversation) AND x.id = $userId) RETURN count(x) AS n',

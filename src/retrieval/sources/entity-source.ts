@@ -4,7 +4,7 @@ import { candidateCount, fuseHybrid, searchText, type FusionSettings } from './h
 import { narrow, type ProvenanceFilter } from './narrowing';
 
 export interface EntitySourceDeps {
-  store: Pick<SemanticStore, 'fullTextSearchEntities' | 'vectorSearchEntities' | 'expandEntities'>;
+  store: Pick<SemanticStore, 'entityCandidates' | 'recalledEntities' | 'expandEntities'>;
   provenance: ProvenanceFilter;
   settings: FusionSettings & {
     minEntityVectorScore: number;
@@ -36,27 +36,23 @@ export class SemanticEntitySource implements RecallSource {
   async search(req: SourceRequest): Promise<RecallItem[]> {
     const scope = req.scope;
     const q = { limit: candidateCount(req) };
-    const [ft, vec] = await Promise.all([
-      this.d.store.fullTextSearchEntities(scope, searchText(req.query), q),
-      req.embedding ? this.d.store.vectorSearchEntities(scope, req.embedding, q) : Promise.resolve([]),
-    ]);
-    const fused = fuseHybrid(
-      ft.map((h) => ({ item: h.entity, score: h.score })),
-      vec.map((h) => ({ item: h.entity, score: h.score })),
-      (e) => e.id,
-      { ...this.d.settings, minVectorScore: this.d.settings.minEntityVectorScore },
-    );
-    const roots = (await narrow('entity', fused, (f) => ({ id: f.item.id, timestamp: f.item.updatedAt }), req, this.d.provenance)).slice(0, req.limit);
+    const { fulltext, vector } = await this.d.store.entityCandidates(scope, searchText(req.query), req.embedding, q);
+    const fused = fuseHybrid(fulltext, vector, (e) => e.id, { ...this.d.settings, minVectorScore: this.d.settings.minEntityVectorScore });
+    const kept = (await narrow('entity', fused, (f) => ({ id: f.item.id, timestamp: f.item.updatedAt }), req, this.d.provenance)).slice(0, req.limit);
     const depth = Math.min(Math.max(Math.trunc(this.d.settings.entityDepth), 0), 3);
     const maxExpanded = this.d.maxExpanded ?? 20;
-    if (roots.length === 0 || depth === 0 || maxExpanded <= 0) return roots.map((r) => toItem(r.item, r.score, r.signals));
+    const expand = kept.length > 0 && depth > 0 && maxExpanded > 0;
+    // The kept candidates are read whole while the graph is expanded from them (a recall keeps
+    // about a tenth of the entities its searches find).
+    const ids = kept.map((k) => k.item.id);
+    const [rows, graph] = await Promise.all([this.d.store.recalledEntities(scope, ids), expand ? this.d.store.expandEntities(scope, ids, depth, maxExpanded) : undefined]);
+    const whole = new Map(rows.map((e) => [e.id, e]));
+    const roots = kept.flatMap((k) => {
+      const item = whole.get(k.item.id);
+      return item ? [{ ...k, item }] : [];
+    });
+    if (!graph) return roots.map((r) => toItem(r.item, r.score, r.signals));
 
-    const graph = await this.d.store.expandEntities(
-      scope,
-      roots.map((r) => r.item.id),
-      depth,
-      maxExpanded,
-    );
     const byId = new Map([...roots.map((r) => r.item), ...graph.entities].map((e) => [e.id, e]));
     const adjacent = adjacency(graph.relationships);
     const rootIds = new Set(roots.map((r) => r.item.id));

@@ -1,10 +1,10 @@
-import type { Fact, SemanticStore } from '../../semantic/contract';
-import type { RecallItem, RecallSource, SourceRequest } from '../contract';
+import type { Fact, FactCandidate, SemanticStore } from '../../semantic/contract';
+import type { RecallItem, RecallSource, Signals, SourceRequest } from '../contract';
 import { candidateCount, fuseHybrid, searchText, type FusionSettings } from './hybrid';
 import { narrow, type ProvenanceFilter } from './narrowing';
 
 export interface FactSourceDeps {
-  store: Pick<SemanticStore, 'fullTextSearchFacts' | 'vectorSearchFacts'>;
+  store: Pick<SemanticStore, 'factCandidates' | 'recalledFacts'>;
   provenance: ProvenanceFilter;
   settings: FusionSettings;
 }
@@ -29,45 +29,58 @@ export class SemanticFactSource implements RecallSource {
   async search(req: SourceRequest): Promise<RecallItem[]> {
     const scope = req.scope;
     const q = { limit: candidateCount(req), includeInactive: true };
-    const [ft, vec] = await Promise.all([
-      this.d.store.fullTextSearchFacts(scope, searchText(req.query), q),
-      req.embedding ? this.d.store.vectorSearchFacts(scope, req.embedding, q) : Promise.resolve([]),
-    ]);
-    const byId = new Map([...ft, ...vec].map((h) => [h.fact.id, h.fact]));
-    const shown = (f: Fact) => f.status === 'active' || (f.status === 'superseded' && pastValue(f, byId));
+    const { fulltext: ft, vector: vec } = await this.d.store.factCandidates(scope, searchText(req.query), req.embedding, q);
+    const byId = new Map([...ft, ...vec].map((h) => [h.item.id, h.item]));
+    const shown = (f: FactCandidate) => f.status === 'active' || (f.status === 'superseded' && pastValue(f, byId));
     const fused = fuseHybrid(
-      ft.filter((h) => shown(h.fact)).map((h) => ({ item: h.fact, score: h.score })),
-      vec.filter((h) => shown(h.fact)).map((h) => ({ item: h.fact, score: h.score })),
+      ft.filter((h) => shown(h.item)),
+      vec.filter((h) => shown(h.item)),
       (f) => f.id,
       this.d.settings,
     );
-    const kept = await narrow('fact', fused, (f) => ({ id: f.item.id, timestamp: f.item.validFrom }), req, this.d.provenance);
+    const kept = (await narrow('fact', fused, (f) => ({ id: f.item.id, timestamp: f.item.validFrom }), req, this.d.provenance)).slice(0, req.limit);
+    // Only the kept candidates are read whole (a recall keeps about a third of what its searches find).
+    const facts = new Map(
+      (
+        await this.d.store.recalledFacts(
+          scope,
+          kept.map((k) => k.item.id),
+        )
+      ).map((f) => [f.id, f]),
+    );
     const asOf = req.asOf ? Date.parse(req.asOf) : Date.now();
-    return kept.slice(0, req.limit).map(({ item: f, score, signals }) => ({
-      id: f.id,
-      kind: 'fact',
-      channel: f.channel,
-      text: f.claim,
-      score,
-      timestamp: f.validFrom,
-      temporal: temporalOf(f, asOf),
-      signals,
-      data: {
-        confidence: f.confidence,
-        certainty: f.certainty,
-        predicate: f.predicate,
-        ...(f.properties.object !== undefined ? { object: f.properties.object } : {}),
-        status: f.status,
-        ...(f.properties.ends === true ? { ends: true } : {}),
-        ...(f.supersededBy ? { supersededBy: f.supersededBy } : {}),
-        source: f.source,
-        validFrom: f.validFrom,
-        validTo: f.validTo,
-        aboutEntityIds: f.aboutEntityIds,
-        sourceTurnId: f.sourceTurnId,
-      },
-    }));
+    return kept.flatMap(({ item, score, signals }) => {
+      const f = facts.get(item.id);
+      return f ? [toItem(f, score, signals, asOf)] : [];
+    });
   }
+}
+
+function toItem(f: Fact, score: number, signals: Signals, asOf: number): RecallItem {
+  return {
+    id: f.id,
+    kind: 'fact',
+    channel: f.channel,
+    text: f.claim,
+    score,
+    timestamp: f.validFrom,
+    temporal: temporalOf(f, asOf),
+    signals,
+    data: {
+      confidence: f.confidence,
+      certainty: f.certainty,
+      predicate: f.predicate,
+      ...(f.properties.object !== undefined ? { object: f.properties.object } : {}),
+      status: f.status,
+      ...(f.properties.ends === true ? { ends: true } : {}),
+      ...(f.supersededBy ? { supersededBy: f.supersededBy } : {}),
+      source: f.source,
+      validFrom: f.validFrom,
+      validTo: f.validTo,
+      aboutEntityIds: f.aboutEntityIds,
+      sourceTurnId: f.sourceTurnId,
+    },
+  };
 }
 
 /**
@@ -87,7 +100,7 @@ export function temporalOf(f: Pick<Fact, 'temporal' | 'validFrom' | 'validTo' | 
  * round trip) and records a change of state, not the correction of a mistake ("Sorry, I meant
  * Cambridge", `correctFact`): a corrected value was never true.
  */
-function pastValue(f: Fact, candidates: ReadonlyMap<string, Fact>): boolean {
+function pastValue(f: FactCandidate, candidates: ReadonlyMap<string, FactCandidate>): boolean {
   const next = f.supersededBy ? candidates.get(f.supersededBy) : undefined;
   return next !== undefined && (next.properties.is_correction !== true || next.properties.ends === true);
 }
