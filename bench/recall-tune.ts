@@ -95,6 +95,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await m.close();
+    await embedder.close();
   }
 }
 

@@ -119,6 +119,7 @@ async function main(): Promise<void> {
     printTable(result);
   } finally {
     await m.close();
+    await embedder.close();
   }
 }
 

@@ -87,7 +87,10 @@ export interface Mnemograph {
 
 export interface CreateOptions {
   log?: Logger;
-  /** Replace the configured embedder (tests, benchmarks with cached vectors). */
+  /**
+   * Replace the configured embedder (tests, benchmarks with cached vectors). It stays the
+   * caller's: `close()` leaves it open (several instances may share one; the caller closes it).
+   */
   embedder?: Embedder;
   /** Skip the embedding-model lock check (only `mnemograph reindex`, which re-embeds and moves the lock). */
   skipEmbeddingLock?: boolean;
@@ -118,7 +121,9 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
   const embedder = opts.embedder ?? createEmbedder(config.embedding);
   const closeAll = async () => {
     redis.disconnect();
-    await Promise.allSettled([driver.close(), pools.primary.end(), pools.replica !== pools.primary ? pools.replica.end() : undefined, embedder.close()]);
+    // An embedder the caller gave is the caller's to close (another instance may share it).
+    const ownEmbedder = opts.embedder === undefined ? embedder.close() : undefined;
+    await Promise.allSettled([driver.close(), pools.primary.end(), pools.replica !== pools.primary ? pools.replica.end() : undefined, ownEmbedder]);
   };
 
   try {

@@ -42,6 +42,7 @@ export class LocalEmbedder implements Embedder {
   private readonly background: Job[] = [];
   private nextId = 0;
   private closing = false;
+  private closed: Promise<void> | undefined;
   private readonly reported: Promise<LaneReport[]>;
 
   constructor(
@@ -126,9 +127,15 @@ export class LocalEmbedder implements Embedder {
   /**
    * Rejects what is still queued, then lets every lane finish the text under way and exit (a
    * thread terminated while the model runs natively aborts the process); a lane that has not
-   * exited after CLOSE_GRACE_MS is terminated.
+   * exited after CLOSE_GRACE_MS is terminated. Closing again answers the first close (a lane
+   * that has exited sends no second 'exit': waiting for one held every later close 5 s).
    */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    this.closed ??= this.closeLanes();
+    return this.closed;
+  }
+
+  private async closeLanes(): Promise<void> {
     this.closing = true;
     for (const job of this.interactive.splice(0).concat(this.background.splice(0))) job.reject(closedError());
     await Promise.all(

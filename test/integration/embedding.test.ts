@@ -69,7 +69,7 @@ describe('local embedder priorities', () => {
     expect(finished[0]).toBe('query');
   });
 
-  it('closes while lanes load the model and embed: texts under way finish, queued ones are refused, the process exits by itself (no abort)', async () => {
+  it('closes while lanes load the model and embed: texts under way finish, queued ones are refused, a second close answers at once, the process exits by itself (no abort)', async () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'support', 'embedder-close.ts')], { encoding: 'utf8', timeout: 60_000 });
     expect({ status: run.status, signal: run.signal }).toEqual({ status: 0, signal: null });
     const outcomes = JSON.parse(run.stdout.trim().split('\n').pop()!) as string[];

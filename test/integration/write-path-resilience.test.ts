@@ -146,6 +146,15 @@ describe('a Neo4j commit whose acknowledgement is lost (issue #22, finding 4)', 
   });
 });
 
+describe('an instance given an embedder', () => {
+  it("leaves it open when it closes: the embedder is the caller's, and another instance may share it", async () => {
+    const m = await createMnemograph(testConfig(), { log: silent, embedder, backgroundEmbedding: false });
+    await m.close();
+    const [vector] = await embedder.embed(['still open']);
+    expect(vector).toHaveLength(embedder.dimensions);
+  });
+});
+
 describe('audit levels', () => {
   it.each([
     ['off', [], []],

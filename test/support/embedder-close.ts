@@ -17,6 +17,9 @@ async function main(): Promise<void> {
   const calls = Array.from({ length: 6 }, (_, i) => outcome(e.embed([`text ${i} about a long walk by the river on a windy day`.repeat(20)])));
   await new Promise((r) => setTimeout(r, 50));
   await e.close();
+  // Closing again answers the first close (its lanes sent their one 'exit' already): were it
+  // waiting for another, nothing would hold the process and it would end without this line.
+  await e.close();
   console.log(JSON.stringify(await Promise.all(calls)));
 }
 
