@@ -4,26 +4,25 @@ import { Command } from 'commander';
 import { loadConfig, type Config } from '../config';
 import { MnemographError, errorMessage } from '../errors';
 import { VERSION } from '../package-info';
-import { REPO_ROOT } from '../migrate';
-import { stackDown, stackStatus, stackUp } from '../stack';
-import { migrateCommand } from './migrate-command';
-import { doctorCommand } from './doctor-command';
-import { runJobCommand, workerCommand } from './worker-command';
-import { keysCommand } from './keys-command';
-import { reindexCommand } from './reindex-command';
-import { mcpCommand, serveCommand, startCommand } from './service-commands';
-import { exportCommand, forgetUserCommand, importCommand, searchCommand, settingsCommand, statsCommand, tiersCommand, type SettingsFlags } from './user-commands';
-import { describeInit, initCommand } from './init-command';
-import { auditReadCommands } from './audit-command';
+import type { SettingsFlags } from './user-commands';
 import { applyEnvFile } from '../config/env-file';
 import { setProcessActor } from '../audit/actor';
-import { auditVerifyCommand } from './audit-verify-command';
+import { auditReadCommands } from './audit-command';
 import { registerPoolsCommands } from './pools-command';
 
 /**
  * The `mnemograph` command line. Every command loads configuration from the environment
  * once; errors print as one line (code and fix), never as a stack trace, and exit non-zero.
+ * A command's module (and what it needs: the container, the API, the stores' drivers) is
+ * loaded when that command runs (`load`), so `--help` or `keys list` does not load the whole service.
  */
+/**
+ * A command's module, loaded when the command runs. `require`, not `import()`: a checkout
+ * runs the sources through tsx's require hook (bin/mnemograph.js), which `import()` bypasses.
+ */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const load = <T>(id: string): T => require(id) as T;
+
 function config(): Config {
   applyEnvFile(process.env); // config/mnemograph.env (or MNEMOGRAPH_ENV_FILE) under what the environment sets
   return loadConfig(process.env);
@@ -49,6 +48,7 @@ program
   .option('--database-url <url>', 'the DATABASE_URL to write, e.g. with the password Debian PostgreSQL asks for')
   .option('--tenant <id>', 'the tenant of the key', 'local')
   .action(async (opts: { file?: string; force?: boolean; key: boolean; databaseUrl?: string; tenant: string }) => {
+    const { describeInit, initCommand } = load<typeof import('./init-command')>('./init-command');
     for (const line of describeInit(await initCommand(process.env, opts))) console.log(line);
   });
 
@@ -57,18 +57,21 @@ stack
   .command('up')
   .description('bring up every store and return when all answer (reuses running ones)')
   .action(async () => {
+    const [{ stackUp }, { REPO_ROOT }] = [load<typeof import('../stack')>('../stack'), load<typeof import('../migrate')>('../migrate')];
     await stackUp(REPO_ROOT, config(), (line) => console.log(line));
   });
 stack
   .command('down')
   .description('stop the embedded Neo4j that `stack up` started')
   .action(async () => {
+    const [{ stackDown }, { REPO_ROOT }] = [load<typeof import('../stack')>('../stack'), load<typeof import('../migrate')>('../migrate')];
     console.log((await stackDown(REPO_ROOT, config())) ? 'neo4j: stopped' : 'neo4j: was not running');
   });
 stack
   .command('status')
   .description('report each store; exits 1 when one is down')
   .action(async () => {
+    const { stackStatus } = load<typeof import('../stack')>('../stack');
     const statuses = await stackStatus(config());
     for (const s of statuses) {
       console.log(`${s.store.padEnd(9)} ${s.up ? 'up  ' : 'DOWN'} ${s.latencyMs !== undefined ? `${s.latencyMs.toFixed(1)} ms  ` : ''}${s.detail}`);
@@ -81,6 +84,7 @@ program
   .description('apply pending Neo4j and PostgreSQL migrations')
   .option('--check', 'only report drift (pending, missing or changed); exit 1 when there is any')
   .action(async (opts: { check?: boolean }) => {
+    const { migrateCommand } = load<typeof import('./migrate-command')>('./migrate-command');
     process.exitCode = await migrateCommand(config(), Boolean(opts.check));
   });
 
@@ -88,6 +92,7 @@ program
   .command('doctor')
   .description('check the stores, the schema, the embedding model and the worker; prints the fix for each problem, exits 1 if a check fails')
   .action(async () => {
+    const { doctorCommand } = load<typeof import('./doctor-command')>('./doctor-command');
     process.exitCode = await doctorCommand(config());
   });
 
@@ -95,6 +100,7 @@ program
   .command('worker')
   .description('run the consolidation worker: consolidate, patterns, decay, cleanup, promote, audit_partitions on their schedules')
   .action(async () => {
+    const { workerCommand } = load<typeof import('./worker-command')>('./worker-command');
     process.exitCode = await workerCommand(config());
   });
 
@@ -104,6 +110,7 @@ program
   .argument('<name>', 'job name')
   .option('--user <id...>', 'only these users')
   .action(async (name: string, opts: { user?: string[] }) => {
+    const { runJobCommand } = load<typeof import('./worker-command')>('./worker-command');
     process.exitCode = await runJobCommand(config(), name, opts.user);
   });
 
@@ -115,6 +122,7 @@ program
   .option('--port <n>', 'port (default PORT)', port)
   .option('--worker', 'also run the worker in this process')
   .action(async (opts: { port?: number; worker?: boolean }) => {
+    const { serveCommand } = load<typeof import('./service-commands')>('./service-commands');
     process.exitCode = await serveCommand(config(), { worker: Boolean(opts.worker), port: opts.port });
   });
 program
@@ -123,6 +131,7 @@ program
   .option('--port <n>', 'port (default PORT)', port)
   .option('--no-stack', 'use stores that already run (containers); do not start the local stack')
   .action(async (opts: { port?: number; stack: boolean }) => {
+    const { startCommand } = load<typeof import('./service-commands')>('./service-commands');
     process.exitCode = await startCommand(config(), { stack: opts.stack, port: opts.port });
   });
 program
@@ -133,6 +142,7 @@ program
   .option('--channel <name>', 'memory channel', '_global')
   .option('--conversation <id>', 'conversation store_turn writes to by default')
   .action(async (opts: { user: string; tenant?: string; channel?: string; conversation?: string }) => {
+    const { mcpCommand } = load<typeof import('./service-commands')>('./service-commands');
     process.exitCode = await mcpCommand(config(), opts);
   });
 
@@ -145,6 +155,7 @@ keys
   .option('--role <role>', 'admin (default), agent (with --agent) or reviewer (audit log and statistics only)')
   .option('--agent <id>', 'the agent of the tenant the key acts as (implies --role agent)')
   .action(async (opts: { tenant: string; name?: string; role?: string; agent?: string }) => {
+    const { keysCommand } = load<typeof import('./keys-command')>('./keys-command');
     process.exitCode = await keysCommand(config(), 'create', opts);
   });
 keys
@@ -152,6 +163,7 @@ keys
   .description('revoke a key by id (takes effect within API_KEY_CACHE_SECONDS)')
   .argument('<keyId>', 'the key id (the part after mg_)')
   .action(async (id: string) => {
+    const { keysCommand } = load<typeof import('./keys-command')>('./keys-command');
     process.exitCode = await keysCommand(config(), 'revoke', { id });
   });
 keys
@@ -159,6 +171,7 @@ keys
   .description('list keys (never the keys themselves)')
   .option('--tenant <id>', 'only this tenant')
   .action(async (opts: { tenant?: string }) => {
+    const { keysCommand } = load<typeof import('./keys-command')>('./keys-command');
     process.exitCode = await keysCommand(config(), 'list', opts);
   });
 
@@ -168,6 +181,7 @@ userOptions(program.command('search').description("recall a user's memories for 
   .option('--channel <name>', 'memory channel', '_global')
   .option('--limit <n>', 'items per kind', port, 10)
   .action(async (words: string[], opts: { user: string; tenant?: string; channel?: string; limit: number }) => {
+    const { searchCommand } = load<typeof import('./user-commands')>('./user-commands');
     process.exitCode = await searchCommand(config(), opts, words.join(' '));
   });
 program
@@ -176,6 +190,7 @@ program
   .option('--user <id>', 'user id')
   .option('--tenant <id>', 'the tenant owning the user')
   .action(async (opts: { user?: string; tenant?: string }) => {
+    const { statsCommand } = load<typeof import('./user-commands')>('./user-commands');
     process.exitCode = await statsCommand(config(), opts);
   });
 userOptions(program.command('settings').description("a user's memory settings (JSON), changed first by any of the flags"))
@@ -186,14 +201,17 @@ userOptions(program.command('settings').description("a user's memory settings (J
   .option('--agent <id>', 'the agent --agent-recall applies to')
   .option('--agent-recall <on|off|default>', 'skip recall for --agent (mining goes on); default removes the override')
   .action(async (opts: { user: string; tenant?: string } & SettingsFlags) => {
+    const { settingsCommand } = load<typeof import('./user-commands')>('./user-commands');
     process.exitCode = await settingsCommand(config(), opts);
   });
 userOptions(program.command('tiers').description('counts per memory tier of a user: working, short-term, long-term, shared')).action(async (opts: { user: string; tenant?: string }) => {
+  const { tiersCommand } = load<typeof import('./user-commands')>('./user-commands');
   process.exitCode = await tiersCommand(config(), opts);
 });
 userOptions(program.command('export').description("a user's whole memory as JSON lines (stdout, or --out FILE)"))
   .option('--out <file>', 'write to this file (with a progress bar)')
   .action(async (opts: { user: string; tenant?: string; out?: string }) => {
+    const { exportCommand } = load<typeof import('./user-commands')>('./user-commands');
     process.exitCode = await exportCommand(config(), opts);
   });
 program
@@ -202,11 +220,13 @@ program
   .argument('<file>', 'JSON lines file')
   .option('--tenant <id>', 'register the user with this tenant (the file must hold one of its users)')
   .action(async (file: string, opts: { tenant?: string }) => {
+    const { importCommand } = load<typeof import('./user-commands')>('./user-commands');
     process.exitCode = await importCommand(config(), file, opts);
   });
 userOptions(program.command('forget-user').description('erase a user from Neo4j, PostgreSQL and Redis, keeping only an audit record of the erasure'))
   .option('--yes', 'confirm')
   .action(async (opts: { user: string; tenant?: string; yes?: boolean }) => {
+    const { forgetUserCommand } = load<typeof import('./user-commands')>('./user-commands');
     process.exitCode = await forgetUserCommand(config(), opts);
   });
 // --- The audit log (src/audit): one registration per subcommand on this group.
@@ -218,6 +238,7 @@ program
   .description('re-embed every turn, fact, entity, strategy and goal with the configured model, and make it the active one')
   .option('--user <id>', "only this user's memory (a repair; the active model is not changed)")
   .action(async (opts: { user?: string }) => {
+    const { reindexCommand } = load<typeof import('./reindex-command')>('./reindex-command');
     process.exitCode = await reindexCommand(config(), opts);
   });
 
@@ -226,6 +247,7 @@ audit
   .description("recompute every audit row's hash and its link to the previous row of its day; names the first row that breaks the chain (exit 1)")
   .option('--since <day>', 'only days from this UTC day on (YYYY-MM-DD)')
   .action(async (opts: { since?: string }) => {
+    const { auditVerifyCommand } = load<typeof import('./audit-verify-command')>('./audit-verify-command');
     process.exitCode = await auditVerifyCommand(config(), opts);
   });
 registerPoolsCommands(program, config);
