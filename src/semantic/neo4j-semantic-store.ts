@@ -300,8 +300,8 @@ const HELD_ENTITIES = { label: 'Entity', v: 'e', filter: ENTITY_SEARCH_FILTER, t
 /**
  * How a search returns what it found: `whole` facts and entities (the search routes), or
  * recall's `candidate`s, the few properties it ranks and narrows by before it reads the kept
- * ones whole (`recalledFacts`, `recalledEntities`): a recall keeps about a third of the
- * facts and a tenth of the entities its searches find.
+ * ones whole (`recalledFacts`, `recalledEntities`): it keeps at most its `limit` of the
+ * ~3 × limit each search finds.
  */
 type Rows = 'whole' | 'candidate';
 // Projection of a fact `f` as a recall candidate: what the superseded-fact rule (status, successor, properties) and time narrowing read.

@@ -42,8 +42,7 @@ export class SemanticEntitySource implements RecallSource {
     const depth = Math.min(Math.max(Math.trunc(this.d.settings.entityDepth), 0), 3);
     const maxExpanded = this.d.maxExpanded ?? 20;
     const expand = kept.length > 0 && depth > 0 && maxExpanded > 0;
-    // The kept candidates are read whole while the graph is expanded from them (a recall keeps
-    // about a tenth of the entities its searches find).
+    // The kept candidates (at most `limit`) are read whole while the graph is expanded from them.
     const ids = kept.map((k) => k.item.id);
     const [rows, graph] = await Promise.all([this.d.store.recalledEntities(scope, ids), expand ? this.d.store.expandEntities(scope, ids, depth, maxExpanded) : undefined]);
     const whole = new Map(rows.map((e) => [e.id, e]));

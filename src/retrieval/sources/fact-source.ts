@@ -11,7 +11,8 @@ export interface FactSourceDeps {
 
 /**
  * Facts for recall: full-text over claims (`fact_text_scoped`) and vector
- * (`fact_embeddings`, with the engine's query embedding) fused by weighted RRF like turns.
+ * (`fact_embeddings`, with the engine's query embedding) fused by weighted RRF like turns,
+ * over candidates (`factCandidates`); the kept ones are then read whole (`recalledFacts`).
  * Active facts of the user in the request's channels, and the superseded ones as history:
  * a fact whose validity window has closed, that was superseded, or that was said about the
  * past is tagged `past` (the engine weighs tags by the question's tense, see currency.ts).
@@ -39,15 +40,9 @@ export class SemanticFactSource implements RecallSource {
       this.d.settings,
     );
     const kept = (await narrow('fact', fused, (f) => ({ id: f.item.id, timestamp: f.item.validFrom }), req, this.d.provenance)).slice(0, req.limit);
-    // Only the kept candidates are read whole (a recall keeps about a third of what its searches find).
-    const facts = new Map(
-      (
-        await this.d.store.recalledFacts(
-          scope,
-          kept.map((k) => k.item.id),
-        )
-      ).map((f) => [f.id, f]),
-    );
+    // Only the kept candidates are read whole (at most `limit` of the ~3 × limit the searches find).
+    const ids = kept.map((k) => k.item.id);
+    const facts = new Map((await this.d.store.recalledFacts(scope, ids)).map((f) => [f.id, f]));
     const asOf = req.asOf ? Date.parse(req.asOf) : Date.now();
     return kept.flatMap(({ item, score, signals }) => {
       const f = facts.get(item.id);
@@ -96,8 +91,8 @@ export function temporalOf(f: Pick<Fact, 'temporal' | 'validFrom' | 'validTo' | 
 
 /**
  * Whether a superseded fact is history worth showing: its successor is among the candidates
- * (so the current value is shown with it; an unseen successor is not read, to keep recall one
- * round trip) and records a change of state, not the correction of a mistake ("Sorry, I meant
+ * (so the current value is shown with it; an unseen successor is not read, which would cost recall
+ * a round trip) and records a change of state, not the correction of a mistake ("Sorry, I meant
  * Cambridge", `correctFact`): a corrected value was never true.
  */
 function pastValue(f: FactCandidate, candidates: ReadonlyMap<string, FactCandidate>): boolean {
