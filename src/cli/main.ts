@@ -9,20 +9,14 @@ import { applyEnvFile } from '../config/env-file';
 import { setProcessActor } from '../audit/actor';
 import { auditReadCommands } from './audit-command';
 import { registerPoolsCommands } from './pools-command';
+import { modules } from './modules';
 
 /**
  * The `mnemograph` command line. Every command loads configuration from the environment
  * once; errors print as one line (code and fix), never as a stack trace, and exit non-zero.
  * A command's module (and what it needs: the container, the API, the stores' drivers) is
- * loaded when that command runs (`load`), so `--help` or `keys list` does not load the whole service.
+ * loaded when that command runs (`modules`), so `--help` or `keys list` does not load the whole service.
  */
-/**
- * A command's module, loaded when the command runs. `require`, not `import()`: a checkout
- * runs the sources through tsx's require hook (bin/mnemograph.js), which `import()` bypasses.
- */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const load = <T>(id: string): T => require(id) as T;
-
 function config(): Config {
   applyEnvFile(process.env); // config/mnemograph.env (or MNEMOGRAPH_ENV_FILE) under what the environment sets
   return loadConfig(process.env);
@@ -48,7 +42,7 @@ program
   .option('--database-url <url>', 'the DATABASE_URL to write, e.g. with the password Debian PostgreSQL asks for')
   .option('--tenant <id>', 'the tenant of the key', 'local')
   .action(async (opts: { file?: string; force?: boolean; key: boolean; databaseUrl?: string; tenant: string }) => {
-    const { describeInit, initCommand } = load<typeof import('./init-command')>('./init-command');
+    const { describeInit, initCommand } = modules.init();
     for (const line of describeInit(await initCommand(process.env, opts))) console.log(line);
   });
 
@@ -57,21 +51,21 @@ stack
   .command('up')
   .description('bring up every store and return when all answer (reuses running ones)')
   .action(async () => {
-    const [{ stackUp }, { REPO_ROOT }] = [load<typeof import('../stack')>('../stack'), load<typeof import('../migrate')>('../migrate')];
+    const [{ stackUp }, { REPO_ROOT }] = [modules.stack(), modules.migrate()];
     await stackUp(REPO_ROOT, config(), (line) => console.log(line));
   });
 stack
   .command('down')
   .description('stop the embedded Neo4j that `stack up` started')
   .action(async () => {
-    const [{ stackDown }, { REPO_ROOT }] = [load<typeof import('../stack')>('../stack'), load<typeof import('../migrate')>('../migrate')];
+    const [{ stackDown }, { REPO_ROOT }] = [modules.stack(), modules.migrate()];
     console.log((await stackDown(REPO_ROOT, config())) ? 'neo4j: stopped' : 'neo4j: was not running');
   });
 stack
   .command('status')
   .description('report each store; exits 1 when one is down')
   .action(async () => {
-    const { stackStatus } = load<typeof import('../stack')>('../stack');
+    const { stackStatus } = modules.stack();
     const statuses = await stackStatus(config());
     for (const s of statuses) {
       console.log(`${s.store.padEnd(9)} ${s.up ? 'up  ' : 'DOWN'} ${s.latencyMs !== undefined ? `${s.latencyMs.toFixed(1)} ms  ` : ''}${s.detail}`);
@@ -84,7 +78,7 @@ program
   .description('apply pending Neo4j and PostgreSQL migrations')
   .option('--check', 'only report drift (pending, missing or changed); exit 1 when there is any')
   .action(async (opts: { check?: boolean }) => {
-    const { migrateCommand } = load<typeof import('./migrate-command')>('./migrate-command');
+    const { migrateCommand } = modules.migrateCommand();
     process.exitCode = await migrateCommand(config(), Boolean(opts.check));
   });
 
@@ -92,7 +86,7 @@ program
   .command('doctor')
   .description('check the stores, the schema, the embedding model and the worker; prints the fix for each problem, exits 1 if a check fails')
   .action(async () => {
-    const { doctorCommand } = load<typeof import('./doctor-command')>('./doctor-command');
+    const { doctorCommand } = modules.doctor();
     process.exitCode = await doctorCommand(config());
   });
 
@@ -100,7 +94,7 @@ program
   .command('worker')
   .description('run the consolidation worker: consolidate, patterns, decay, cleanup, promote, audit_partitions on their schedules')
   .action(async () => {
-    const { workerCommand } = load<typeof import('./worker-command')>('./worker-command');
+    const { workerCommand } = modules.worker();
     process.exitCode = await workerCommand(config());
   });
 
@@ -110,7 +104,7 @@ program
   .argument('<name>', 'job name')
   .option('--user <id...>', 'only these users')
   .action(async (name: string, opts: { user?: string[] }) => {
-    const { runJobCommand } = load<typeof import('./worker-command')>('./worker-command');
+    const { runJobCommand } = modules.worker();
     process.exitCode = await runJobCommand(config(), name, opts.user);
   });
 
@@ -122,7 +116,7 @@ program
   .option('--port <n>', 'port (default PORT)', port)
   .option('--worker', 'also run the worker in this process')
   .action(async (opts: { port?: number; worker?: boolean }) => {
-    const { serveCommand } = load<typeof import('./service-commands')>('./service-commands');
+    const { serveCommand } = modules.service();
     process.exitCode = await serveCommand(config(), { worker: Boolean(opts.worker), port: opts.port });
   });
 program
@@ -131,7 +125,7 @@ program
   .option('--port <n>', 'port (default PORT)', port)
   .option('--no-stack', 'use stores that already run (containers); do not start the local stack')
   .action(async (opts: { port?: number; stack: boolean }) => {
-    const { startCommand } = load<typeof import('./service-commands')>('./service-commands');
+    const { startCommand } = modules.service();
     process.exitCode = await startCommand(config(), { stack: opts.stack, port: opts.port });
   });
 program
@@ -142,7 +136,7 @@ program
   .option('--channel <name>', 'memory channel', '_global')
   .option('--conversation <id>', 'conversation store_turn writes to by default')
   .action(async (opts: { user: string; tenant?: string; channel?: string; conversation?: string }) => {
-    const { mcpCommand } = load<typeof import('./service-commands')>('./service-commands');
+    const { mcpCommand } = modules.service();
     process.exitCode = await mcpCommand(config(), opts);
   });
 
@@ -155,7 +149,7 @@ keys
   .option('--role <role>', 'admin (default), agent (with --agent) or reviewer (audit log and statistics only)')
   .option('--agent <id>', 'the agent of the tenant the key acts as (implies --role agent)')
   .action(async (opts: { tenant: string; name?: string; role?: string; agent?: string }) => {
-    const { keysCommand } = load<typeof import('./keys-command')>('./keys-command');
+    const { keysCommand } = modules.keys();
     process.exitCode = await keysCommand(config(), 'create', opts);
   });
 keys
@@ -163,7 +157,7 @@ keys
   .description('revoke a key by id (takes effect within API_KEY_CACHE_SECONDS)')
   .argument('<keyId>', 'the key id (the part after mg_)')
   .action(async (id: string) => {
-    const { keysCommand } = load<typeof import('./keys-command')>('./keys-command');
+    const { keysCommand } = modules.keys();
     process.exitCode = await keysCommand(config(), 'revoke', { id });
   });
 keys
@@ -171,7 +165,7 @@ keys
   .description('list keys (never the keys themselves)')
   .option('--tenant <id>', 'only this tenant')
   .action(async (opts: { tenant?: string }) => {
-    const { keysCommand } = load<typeof import('./keys-command')>('./keys-command');
+    const { keysCommand } = modules.keys();
     process.exitCode = await keysCommand(config(), 'list', opts);
   });
 
@@ -181,7 +175,7 @@ userOptions(program.command('search').description("recall a user's memories for 
   .option('--channel <name>', 'memory channel', '_global')
   .option('--limit <n>', 'items per kind', port, 10)
   .action(async (words: string[], opts: { user: string; tenant?: string; channel?: string; limit: number }) => {
-    const { searchCommand } = load<typeof import('./user-commands')>('./user-commands');
+    const { searchCommand } = modules.user();
     process.exitCode = await searchCommand(config(), opts, words.join(' '));
   });
 program
@@ -190,7 +184,7 @@ program
   .option('--user <id>', 'user id')
   .option('--tenant <id>', 'the tenant owning the user')
   .action(async (opts: { user?: string; tenant?: string }) => {
-    const { statsCommand } = load<typeof import('./user-commands')>('./user-commands');
+    const { statsCommand } = modules.user();
     process.exitCode = await statsCommand(config(), opts);
   });
 userOptions(program.command('settings').description("a user's memory settings (JSON), changed first by any of the flags"))
@@ -201,17 +195,17 @@ userOptions(program.command('settings').description("a user's memory settings (J
   .option('--agent <id>', 'the agent --agent-recall applies to')
   .option('--agent-recall <on|off|default>', 'skip recall for --agent (mining goes on); default removes the override')
   .action(async (opts: { user: string; tenant?: string } & SettingsFlags) => {
-    const { settingsCommand } = load<typeof import('./user-commands')>('./user-commands');
+    const { settingsCommand } = modules.user();
     process.exitCode = await settingsCommand(config(), opts);
   });
 userOptions(program.command('tiers').description('counts per memory tier of a user: working, short-term, long-term, shared')).action(async (opts: { user: string; tenant?: string }) => {
-  const { tiersCommand } = load<typeof import('./user-commands')>('./user-commands');
+  const { tiersCommand } = modules.user();
   process.exitCode = await tiersCommand(config(), opts);
 });
 userOptions(program.command('export').description("a user's whole memory as JSON lines (stdout, or --out FILE)"))
   .option('--out <file>', 'write to this file (with a progress bar)')
   .action(async (opts: { user: string; tenant?: string; out?: string }) => {
-    const { exportCommand } = load<typeof import('./user-commands')>('./user-commands');
+    const { exportCommand } = modules.user();
     process.exitCode = await exportCommand(config(), opts);
   });
 program
@@ -220,13 +214,13 @@ program
   .argument('<file>', 'JSON lines file')
   .option('--tenant <id>', 'register the user with this tenant (the file must hold one of its users)')
   .action(async (file: string, opts: { tenant?: string }) => {
-    const { importCommand } = load<typeof import('./user-commands')>('./user-commands');
+    const { importCommand } = modules.user();
     process.exitCode = await importCommand(config(), file, opts);
   });
 userOptions(program.command('forget-user').description('erase a user from Neo4j, PostgreSQL and Redis, keeping only an audit record of the erasure'))
   .option('--yes', 'confirm')
   .action(async (opts: { user: string; tenant?: string; yes?: boolean }) => {
-    const { forgetUserCommand } = load<typeof import('./user-commands')>('./user-commands');
+    const { forgetUserCommand } = modules.user();
     process.exitCode = await forgetUserCommand(config(), opts);
   });
 // --- The audit log (src/audit): one registration per subcommand on this group.
@@ -238,7 +232,7 @@ program
   .description('re-embed every turn, fact, entity, strategy and goal with the configured model, and make it the active one')
   .option('--user <id>', "only this user's memory (a repair; the active model is not changed)")
   .action(async (opts: { user?: string }) => {
-    const { reindexCommand } = load<typeof import('./reindex-command')>('./reindex-command');
+    const { reindexCommand } = modules.reindex();
     process.exitCode = await reindexCommand(config(), opts);
   });
 
@@ -247,7 +241,7 @@ audit
   .description("recompute every audit row's hash and its link to the previous row of its day; names the first row that breaks the chain (exit 1)")
   .option('--since <day>', 'only days from this UTC day on (YYYY-MM-DD)')
   .action(async (opts: { since?: string }) => {
-    const { auditVerifyCommand } = load<typeof import('./audit-verify-command')>('./audit-verify-command');
+    const { auditVerifyCommand } = modules.auditVerify();
     process.exitCode = await auditVerifyCommand(config(), opts);
   });
 registerPoolsCommands(program, config);

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Config } from '../config';
 import { keyPrincipal, TenantNamespace } from '../access';
 import type { PoolMemory } from '../pools';
+import { modules } from './modules';
 
 /** Who the pools commands act as: a tenant (as its admin, every pool) or one of its agents (--agent: its grants). */
 interface PoolFlags {
@@ -11,9 +12,7 @@ interface PoolFlags {
 
 /** Runs `fn` on the pools acting as the flags' principal; ids are the tenant's (namespaced in, plain out). */
 async function withPools(config: Config, flags: PoolFlags, fn: (pools: PoolMemory, ns: { in: (id: string) => string; out: <T>(v: T) => T }) => Promise<void>): Promise<number> {
-  // Loaded when a pools command runs (the CLI loads what the command it runs needs; see main.ts's `load`).
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { createMnemograph } = require('../container') as typeof import('../container');
+  const { createMnemograph } = modules.container();
   const m = await createMnemograph(config, { backgroundEmbedding: false });
   try {
     const ns = flags.tenant ? new TenantNamespace(flags.tenant) : undefined;

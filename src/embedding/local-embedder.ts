@@ -41,7 +41,7 @@ export class LocalEmbedder implements Embedder {
   private readonly interactive: Job[] = [];
   private readonly background: Job[] = [];
   private nextId = 0;
-  private closing = false;
+  /** The close under way or done (undefined while open). */
   private closed: Promise<void> | undefined;
   private readonly reported: Promise<LaneReport[]>;
 
@@ -90,7 +90,7 @@ export class LocalEmbedder implements Embedder {
 
   embed(texts: string[], opts: EmbedOptions = {}): Promise<number[][]> {
     if (texts.length === 0) return Promise.resolve([]);
-    if (this.closing) return Promise.reject(closedError());
+    if (this.closed !== undefined) return Promise.reject(closedError());
     const prefix = (opts.input === 'query' ? this.spec.queryPrefix : this.spec.documentPrefix) ?? '';
     if (prefix) texts = texts.map((t) => prefix + t);
     if (opts.priority === 'interactive') {
@@ -111,7 +111,7 @@ export class LocalEmbedder implements Embedder {
   }
 
   private pump(): void {
-    if (this.closing) return;
+    if (this.closed !== undefined) return;
     for (const lane of this.lanes) {
       if (lane.busy) continue;
       const job = this.interactive.shift() ?? (lane.interactiveOnly ? undefined : this.background.shift());
@@ -136,7 +136,6 @@ export class LocalEmbedder implements Embedder {
   }
 
   private async closeLanes(): Promise<void> {
-    this.closing = true;
     for (const job of this.interactive.splice(0).concat(this.background.splice(0))) job.reject(closedError());
     await Promise.all(
       this.lanes.map(async (lane) => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ManagedTransaction } from 'neo4j-driver';
+import type { ManagedTransaction, RecordShape } from 'neo4j-driver';
 import { NotFoundError, UserBeingErasedError, ValidationError } from '../errors';
 import type { CypherRunner } from '../infra/neo4j';
 import { indexOrFallback, SmallOwners } from '../infra/vector-scan';
@@ -328,10 +328,12 @@ const ENTITY_ROWS: Record<Rows, string> = {
  * Facts take $userId, $channels, $connections, $includeInactive, $minConfidence, $limit;
  * entities $userId, $channels, $types, $limit. Each -> {fact|entity, score}.
  */
-const searches = (l: HeldLabel & { vectorIndex: string; textIndex: string }, rows: string) => {
+const searches = (l: HeldLabel & { vectorIndex: string; textIndex: string }, rows: string, ops: { vector: string; fulltext: string }) => {
   const { v, label, filter } = l;
   const best = `WITH ${v}, score ORDER BY score DESC LIMIT toInteger($limit)`;
   return {
+    /** Transaction tags: the vector search's (its exact and held forms add `Exact`, `Held`) and the full text's. */
+    ops,
     index: `
 CALL db.index.vector.queryNodes('${l.vectorIndex}', toInteger($k), $embedding) YIELD node AS ${v}, score WHERE ${filter}
 ${best}
@@ -350,8 +352,15 @@ ${rows}`,
 };
 const FACT_INDEXES = { ...HELD_FACTS, vectorIndex: 'fact_embeddings', textIndex: 'fact_text_scoped' };
 const ENTITY_INDEXES = { ...HELD_ENTITIES, vectorIndex: 'entity_embeddings', textIndex: 'entity_text_scoped' };
-const FACT_SEARCH = { whole: searches(FACT_INDEXES, FACT_ROWS.whole), candidate: searches(FACT_INDEXES, FACT_ROWS.candidate) };
-const ENTITY_SEARCH = { whole: searches(ENTITY_INDEXES, ENTITY_ROWS.whole), candidate: searches(ENTITY_INDEXES, ENTITY_ROWS.candidate) };
+type Searches = ReturnType<typeof searches>;
+const FACT_SEARCH: Record<Rows, Searches> = {
+  whole: searches(FACT_INDEXES, FACT_ROWS.whole, { vector: 'vectorSearchFacts', fulltext: 'fullTextSearchFacts' }),
+  candidate: searches(FACT_INDEXES, FACT_ROWS.candidate, { vector: 'vectorFactCandidates', fulltext: 'fullTextFactCandidates' }),
+};
+const ENTITY_SEARCH: Record<Rows, Searches> = {
+  whole: searches(ENTITY_INDEXES, ENTITY_ROWS.whole, { vector: 'vectorSearchEntities', fulltext: 'fullTextSearchEntities' }),
+  candidate: searches(ENTITY_INDEXES, ENTITY_ROWS.candidate, { vector: 'vectorEntityCandidates', fulltext: 'fullTextEntityCandidates' }),
+};
 
 // $ids, $userId, $channels, $connections -> {fact}: recall's kept candidates read whole (any status), in no particular order
 const RECALLED_FACTS = `
@@ -873,23 +882,28 @@ export class Neo4jSemanticStore implements SemanticStore {
   }
 
   async fullTextSearchFacts(scope: AccessScope, text: string, q: FactQuery): Promise<ScoredFact[]> {
-    return (await this.fullTextFacts<FactRow>(scope, text, q, 'whole')).map((r) => ({ fact: toFact(r.fact), score: r.score }));
+    const found = await this.fullText<{ fact: FactRow; score: number }>(scope, text, q.limit, FACT_SEARCH.whole, factParams(scope, q));
+    return found.map((r) => ({ fact: toFact(r.fact), score: r.score }));
   }
 
   async fullTextSearchEntities(scope: AccessScope, text: string, q: EntityQuery): Promise<ScoredEntity[]> {
-    return (await this.fullTextEntities<EntityRow>(scope, text, q, 'whole')).map((r) => ({ entity: toEntity(r.entity), score: r.score }));
+    const found = await this.fullText<{ entity: EntityRow; score: number }>(scope, text, q.limit, ENTITY_SEARCH.whole, entityParams(scope, q));
+    return found.map((r) => ({ entity: toEntity(r.entity), score: r.score }));
   }
 
   async factCandidates(scope: AccessScope, text: string, embedding: number[] | undefined, q: FactQuery): Promise<Candidates<FactCandidate>> {
     type Row = Omit<FactCandidate, 'properties'> & { propertiesJson: string | null };
-    const [ft, vec] = await Promise.all([this.fullTextFacts<Row>(scope, text, q, 'candidate'), embedding ? this.vectorFacts<Row>(scope, embedding, q, 'candidate') : Promise.resolve([])]);
+    const [ft, vec] = await Promise.all([
+      this.fullText<{ fact: Row; score: number }>(scope, text, q.limit, FACT_SEARCH.candidate, factParams(scope, q)),
+      embedding ? this.vectorFacts<Row>(scope, embedding, q, 'candidate') : Promise.resolve([]),
+    ]);
     const candidate = ({ fact: { propertiesJson, ...f }, score }: { fact: Row; score: number }) => ({ item: { ...f, properties: parseProps(propertiesJson) }, score });
     return { fulltext: ft.map(candidate), vector: vec.map(candidate) };
   }
 
   async entityCandidates(scope: AccessScope, text: string, embedding: number[] | undefined, q: EntityQuery): Promise<Candidates<EntityCandidate>> {
     const [ft, vec] = await Promise.all([
-      this.fullTextEntities<EntityCandidate>(scope, text, q, 'candidate'),
+      this.fullText<{ entity: EntityCandidate; score: number }>(scope, text, q.limit, ENTITY_SEARCH.candidate, entityParams(scope, q)),
       embedding ? this.vectorEntities<EntityCandidate>(scope, embedding, q, 'candidate') : Promise.resolve([]),
     ]);
     const candidate = ({ entity, score }: { entity: EntityCandidate; score: number }) => ({ item: entity, score });
@@ -915,71 +929,52 @@ export class Neo4jSemanticStore implements SemanticStore {
   }
 
   private vectorFacts<R>(scope: AccessScope, embedding: number[], q: FactQuery, rows: Rows): Promise<Array<{ fact: R; score: number }>> {
-    const params = { ...factParams(scope, q), embedding };
-    const cypher = FACT_SEARCH[rows];
-    const op = rows === 'whole' ? 'vectorSearchFacts' : 'vectorFactCandidates';
-    type Row = { fact: R; score: number };
-    return this.vectorSearch<Row>(scope, embedding, q.limit, {
+    return this.vectorSearch(scope, embedding, q.limit, {
       sizes: this.smallFacts,
       held: this.heldFacts,
       filter: { channels: scope.channels, connections: scope.connections, ...ANY_TIME },
-      index: (k) => this.db.read<Row>(cypher.index, { ...params, k }, TAG(op)),
-      exact: () => this.db.read<Row>(cypher.exact, params, TAG(`${op}Exact`)),
-      ranked: (r) => this.db.read<Row>(cypher.held, { ...params, ranked: r.ranked, seen: r.seen }, TAG(`${op}Held`)),
+      searches: FACT_SEARCH[rows],
+      params: { ...factParams(scope, q), embedding },
     });
   }
 
   private vectorEntities<R>(scope: AccessScope, embedding: number[], q: EntityQuery, rows: Rows): Promise<Array<{ entity: R; score: number }>> {
-    const params = { ...entityParams(scope, q), embedding };
-    const cypher = ENTITY_SEARCH[rows];
-    const op = rows === 'whole' ? 'vectorSearchEntities' : 'vectorEntityCandidates';
-    type Row = { entity: R; score: number };
-    return this.vectorSearch<Row>(scope, embedding, q.limit, {
+    return this.vectorSearch(scope, embedding, q.limit, {
       sizes: this.smallEntities,
       held: this.heldEntities,
       // Memory holds no entity types: a search by type scans.
       filter: !q.types?.length ? { channels: scope.channels, connections: null, ...ANY_TIME } : undefined,
-      index: (k) => this.db.read<Row>(cypher.index, { ...params, k }, TAG(op)),
-      exact: () => this.db.read<Row>(cypher.exact, params, TAG(`${op}Exact`)),
-      ranked: (r) => this.db.read<Row>(cypher.held, { ...params, ranked: r.ranked, seen: r.seen }, TAG(`${op}Held`)),
+      searches: ENTITY_SEARCH[rows],
+      params: { ...entityParams(scope, q), embedding },
     });
   }
 
-  private async fullTextFacts<R>(scope: AccessScope, text: string, q: FactQuery, rows: Rows): Promise<Array<{ fact: R; score: number }>> {
+  /** A full-text search of one label (`searches.fulltext`); none when the text leaves no Lucene terms. */
+  private async fullText<T extends RecordShape>(scope: AccessScope, text: string, limit: number, searches: Searches, params: Record<string, unknown>): Promise<T[]> {
     const query = scopedLuceneQuery(scope, luceneQuery(text));
     if (!query) return [];
-    const op = rows === 'whole' ? 'fullTextSearchFacts' : 'fullTextFactCandidates';
-    return this.db.read<{ fact: R; score: number }>(FACT_SEARCH[rows].fulltext, { ...factParams(scope, q), k: scopedFulltextK(q.limit), query }, TAG(op));
-  }
-
-  private async fullTextEntities<R>(scope: AccessScope, text: string, q: EntityQuery, rows: Rows): Promise<Array<{ entity: R; score: number }>> {
-    const query = scopedLuceneQuery(scope, luceneQuery(text));
-    if (!query) return [];
-    const op = rows === 'whole' ? 'fullTextSearchEntities' : 'fullTextEntityCandidates';
-    return this.db.read<{ entity: R; score: number }>(ENTITY_SEARCH[rows].fulltext, { ...entityParams(scope, q), k: scopedFulltextK(q.limit), query }, TAG(op));
+    return this.db.read<T>(searches.fulltext, { ...params, k: scopedFulltextK(limit), query }, TAG(searches.ops.fulltext));
   }
 
   /**
    * A vector search of one label: the shared index, or for a small user (or when the index
    * found too few) the exact scan of their nodes, ranked from memory when they are held.
    */
-  private vectorSearch<T>(
+  private vectorSearch<T extends RecordShape>(
     scope: AccessScope,
     embedding: number[],
     limit: number,
-    s: {
-      sizes: SmallOwners;
-      held: OwnerVectors | undefined;
-      filter: HeldFilter | undefined;
-      index: (k: number) => Promise<T[]>;
-      exact: () => Promise<T[]>;
-      ranked: (r: HeldRanking) => Promise<T[]>;
-    },
+    s: { sizes: SmallOwners; held: OwnerVectors | undefined; filter: HeldFilter | undefined; searches: Searches; params: Record<string, unknown> },
   ): Promise<T[]> {
     const { userId } = scope;
+    const { searches: cypher, params } = s;
+    const op = cypher.ops.vector;
+    const index = (k: number) => this.db.read<T>(cypher.index, { ...params, k }, TAG(op));
+    const scan = () => this.db.read<T>(cypher.exact, params, TAG(`${op}Exact`));
+    const ranked = (r: HeldRanking) => this.db.read<T>(cypher.held, { ...params, ranked: r.ranked, seen: r.seen }, TAG(`${op}Held`));
     // Held for small users only, as turns are (a large user's vectors would crowd out many small ones).
-    const exact = () => (s.held !== undefined && s.sizes.known(userId) === true ? s.held.search(userId, embedding, s.filter, limit, s.ranked, s.exact) : s.exact());
-    return indexOrFallback(limit, s.index, exact, { sizes: s.sizes, userId });
+    const exact = () => (s.held !== undefined && s.sizes.known(userId) === true ? s.held.search(userId, embedding, s.filter, limit, ranked, scan) : scan());
+    return indexOrFallback(limit, index, exact, { sizes: s.sizes, userId });
   }
 
   /** How the user's fact and entity embeddings are held in this process (as the episodic store's `holdVectors`). */
