@@ -285,8 +285,12 @@ async function hotPathUnderLoad(
     // What the import wrote while measured: the price of the gate's yielding.
     const importedAtStart = await storedTurns(m, importUser);
     const importStarted = performance.now();
+    const consolidatedAtStart = await consolidatedTurns(m);
     const loaded = await measure('under load', () => busy.written);
-    const importTurnsPerS = ((await storedTurns(m, importUser)) - importedAtStart) / ((performance.now() - importStarted) / 1000);
+    const loadedSeconds = (performance.now() - importStarted) / 1000;
+    const importTurnsPerS = ((await storedTurns(m, importUser)) - importedAtStart) / loadedSeconds;
+    // What consolidation got through meanwhile (its conversations' checkpoints): the price of its yielding.
+    const consolidatedPerS = ((await consolidatedTurns(m)) - consolidatedAtStart) / loadedSeconds;
     const pendingAtEnd = await pendingEmbeddings(m);
     // Then the import's turns are all stored and only their embedding (and consolidate) goes on.
     await importing;
@@ -298,7 +302,7 @@ async function hotPathUnderLoad(
     await consolidating;
     return {
       quiet,
-      busy: { ...loaded, import_turns_per_s: Math.round(importTurnsPerS) },
+      busy: { ...loaded, import_turns_per_s: Math.round(importTurnsPerS), consolidated_turns_per_s: Math.round(consolidatedPerS * 10) / 10 },
       busy_embedding: { ...embedding, embeddings_pending_at_start: pendingWhileEmbedding, embedded_while_measured: embeddedWhileEmbedding },
       import_turns_stored: busy.imported,
       embeddings_pending: { at_start: pendingAtStart, at_end: pendingAtEnd },
@@ -318,6 +322,12 @@ async function hotPathUnderLoad(
 
 async function storedTurns(m: Mnemograph, userId: string): Promise<number> {
   return (await m.neo4j.read<{ n: number }>(COUNT_TURNS, { userId }, { subsystem: 'bench', op: 'countTurns' }))[0]?.n ?? 0;
+}
+
+// -> {n}: the turns consolidation has got through, every user's (each conversation's checkpoint)
+const CONSOLIDATED = 'MATCH (c:Conversation) RETURN sum(coalesce(c.consolidated_through, -1) + 1) AS n';
+async function consolidatedTurns(m: Mnemograph): Promise<number> {
+  return (await m.neo4j.read<{ n: number }>(CONSOLIDATED, {}, { subsystem: 'bench', op: 'consolidated' }))[0]?.n ?? 0;
 }
 
 // -> {n}: turns waiting for their embedding

@@ -105,6 +105,45 @@ describe('consolidate', () => {
     expect(timeline.filter((e) => e.kind === 'fact').map((e) => e.fact!.properties.object)).toEqual(expect.arrayContaining(['Google', 'Microsoft']));
   });
 
+  it('yields to an interactive call between the items of one window, and writes the rest after it', async () => {
+    const userId = uid('u');
+    const conversationId = uid('c');
+    const clean = uid('u');
+    const lines = ['I work at Google.', 'My sister Alice lives in Berlin.', 'I love hiking.'];
+    await say(userId, conversationId, lines);
+    await say(clean, uid('c'), lines);
+    await run('consolidate', [clean]);
+    // A recall arrives as the window's first item is written, and runs 300 ms.
+    let callEnded: number | undefined;
+    const writes: Array<{ at: number; during: boolean }> = [];
+    const record = () => writes.push({ at: performance.now(), during: callEnded === undefined });
+    const knowledge: KnowledgeWriter = {
+      ...m.knowledge,
+      upsertEntity: async (i) => {
+        record();
+        if (writes.length === 1) {
+          const leave = m.gate.enter();
+          setTimeout(() => {
+            callEnded = performance.now();
+            leave();
+          }, 300);
+        }
+        return m.knowledge.upsertEntity(i);
+      },
+      learnFact: async (i) => (record(), m.knowledge.learnFact(i)),
+      storeFact: async (i) => (record(), m.knowledge.storeFact(i)),
+      createRelationship: async (i) => (record(), m.knowledge.createRelationship(i)),
+    };
+    const r = await run('consolidate', [userId], { jobs: jobsWith({ knowledge }) });
+    expect(r.stats).toMatchObject({ conversations: 1, windows: 1, conversationsFailed: 0 });
+    expect(writes.length).toBeGreaterThan(3);
+    // The first item was under way when the call began; every later one waited for its end.
+    expect(writes.slice(1).filter((w) => w.during)).toEqual([]);
+    expect(Math.min(...writes.slice(1).map((w) => w.at))).toBeGreaterThanOrEqual(callEnded!);
+    // Same knowledge as a window written without waiting.
+    expect(summary(await facts(userId))).toEqual(summary(await facts(clean)));
+  });
+
   it('two workers consolidating the same conversation produce one set of facts', async () => {
     const userId = uid('u');
     const conversationId = uid('c');

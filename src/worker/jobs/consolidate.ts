@@ -120,6 +120,7 @@ async function consolidateConversation(
       result,
       { userId: conv.userId, channel: conv.channel, sourceId: `conv:${conv.id}`, mentionTurnId: last.id, saidAt: last.timestamp },
       deps.extractor.provider,
+      () => ctx.pause(),
     );
     await deps.conversations.checkpointConsolidation(conv.id, last.index);
     through = last.index;
