@@ -8,7 +8,7 @@ import type { Logger } from '../infra/logger';
 import { parseInput } from '../schemas';
 import { keyPrincipal, TenantNamespace, type KeyRole } from '../access';
 import { PgTenantStore, type FencePass, type Principal, type UserDataStore, type UserWriteFence } from '../tenancy';
-import { jsonBody } from './body';
+import { jsonBody, rehearseJsonBody } from './body';
 import { entersFence, isStreamed, pathParams, usesQuery } from './contract';
 import { HttpError, toHttpError } from './errors';
 import type { Route, RouteContext, StreamBody } from './handlers';
@@ -54,6 +54,8 @@ export interface ApiApp {
   readonly warming: boolean;
   /** Marks the start (true) or end (false) of warm-up. */
   setWarming(warming: boolean): void;
+  /** Warm-up's part of the HTTP stack: the JSON body parser reads one body held in memory (`rehearseJsonBody`). */
+  rehearseBody(): Promise<void>;
   close(): void;
 }
 
@@ -126,7 +128,8 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
     }),
   );
   v1.use(requireJsonBody);
-  v1.use(jsonBody(m.config.api.bodyLimit));
+  const parseJson = jsonBody(m.config.api.bodyLimit);
+  v1.use(parseJson);
   for (const r of ROUTES) v1[r.method](r.path.replace(/^\/v1/, ''), handle(r, context, tenants, m.fence, metrics));
   opts.mount?.(v1, { context, tenants, fence: m.fence, principal: principalOf, authorize });
   v1.use((req: Request, _res: Response, next: NextFunction) => {
@@ -154,6 +157,7 @@ export function createApiApp(m: Mnemograph, opts: ApiOptions = {}): ApiApp {
     drain: () => {
       draining = true;
     },
+    rehearseBody: () => rehearseJsonBody(parseJson),
     get warming() {
       return warming;
     },

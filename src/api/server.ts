@@ -30,7 +30,7 @@ export async function startServer(m: Mnemograph, opts: ApiOptions & { port?: num
   // Listening already (a load balancer may ask), but not ready until the first request is warm.
   if (opts.warmUp !== false) {
     api.setWarming(true);
-    const report = await warmUp(m);
+    const report = await warmUp(m, { http: () => api.rehearseBody() });
     api.setWarming(false);
     m.log.info({ subsystem: 'api', ...report }, 'warmed up');
   }

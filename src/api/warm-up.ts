@@ -23,11 +23,13 @@ const WARM_UP_QUERIES = [
  * in every worker thread (concurrent interactive embeds), opens connections in the Neo4j and
  * PostgreSQL pools (parallel trivial queries) and has Neo4j plan storeTurn's statements (a
  * write rolled back) and recall's queries (remember over a user with no memory, then over a
- * made-up memory that is erased again: `rehearseRecall`). The API's
+ * made-up memory that is erased again: `rehearseRecall`, which also formats what it recalled
+ * as recall/context does), and with `http` the server's own first-request work. The API's
  * /readyz answers 503 (`warming`) until it finished. Never throws: a part that fails is
  * reported and the service starts colder.
  */
-export async function warmUp(m: Mnemograph, connections = 4): Promise<WarmUpReport> {
+export async function warmUp(m: Mnemograph, opts: { connections?: number; http?: () => Promise<void> } = {}): Promise<WarmUpReport> {
+  const connections = opts.connections ?? 4;
   const t0 = performance.now();
   const parts: Record<string, number> = {};
   const failed: Record<string, string> = {};
@@ -47,6 +49,8 @@ export async function warmUp(m: Mnemograph, connections = 4): Promise<WarmUpRepo
     part('embedder', () => Promise.all(Array.from({ length: EMBED_CALLS }, (_, i) => m.embedder.embed([`warming up the embedding model (${i})`], { priority: 'interactive' })))),
     part('postgres_pool', () => Promise.all(Array.from({ length: n }, () => m.pg.primary.query('SELECT 1')))),
     part('neo4j_pool', () => Promise.all(Array.from({ length: connections }, () => m.neo4j.read('RETURN 1 AS one', {}, { subsystem: 'api', op: 'warmUp' })))),
+    // The server's own first-request work (its JSON body parser's decoders), when there is a server.
+    ...(opts.http ? [part('http', opts.http)] : []),
   ]);
   // storeTurn's statements planned and its path run, in a transaction that is rolled back.
   await part('store', () => m.memory.rehearseStore(INTERNAL_USER));

@@ -223,6 +223,9 @@ export class AgentMemory {
       };
       const round = async () => {
         const first = await ask('What did Caroline paint after the trip?');
+        // As recall/context formats it: the tokenizer (also storeTurn's token count) took ~10 ms
+        // on its first calls until V8 had compiled it.
+        formatContext(first);
         // The size classes of two other common requests: a project's channel with _global, and
         // a long question (each Lucene query, the turns' without the speakers' names, passes 100 characters).
         await ask('What did Caroline paint after the trip?', ['project']);

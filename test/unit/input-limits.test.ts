@@ -1,4 +1,5 @@
-import { nestsDeeperThan } from '../../src/api/body';
+import express from 'express';
+import { jsonBody, nestsDeeperThan, rehearseJsonBody } from '../../src/api/body';
 import { MAX_DEPTH, TimestampSchema, WindowHoursSchema, parseInput, unstorable, windowStart } from '../../src/schemas';
 import { TurnInputSchema } from '../../src/episodic/schema';
 
@@ -49,5 +50,17 @@ describe('what no store can hold is refused by validation (issue #22)', () => {
     expect(nestsDeeperThan(buf('[[[[]]]]'), 3)).toBe(true);
     expect(nestsDeeperThan(buf('{"a":"[[[[[[\\"[[[[","b":[1]}'), 3)).toBe(false);
     expect(nestsDeeperThan(buf(`{"s":"é ü 😀 [[[["}`), 1)).toBe(false);
+  });
+
+  it("warm-up's body rehearsal runs the API's JSON parser over a body in memory, and says when it fails", async () => {
+    let parsed: unknown;
+    const parser: express.RequestHandler = (req, res, next) =>
+      jsonBody('1mb')(req, res, (err?: unknown) => {
+        parsed = (req as { body?: unknown }).body;
+        next(err);
+      });
+    await expect(rehearseJsonBody(parser)).resolves.toBeUndefined();
+    expect(parsed).toEqual({ rehearsal: true });
+    await expect(rehearseJsonBody(jsonBody('5b'))).rejects.toThrow(/too large/);
   });
 });
