@@ -58,7 +58,7 @@ export class KnowledgeApplier {
    * an item is a few statements, a window's items dozens, and interactive calls that arrive
    * meanwhile then wait behind one item rather than the window's rest.
    */
-  async apply(result: ExtractionResult, scope: ApplyScope, source: string, pause: () => Promise<void> = noPause): Promise<ApplyStats> {
+  async apply(result: ExtractionResult, scope: ApplyScope, source: string, pause?: () => Promise<void>): Promise<ApplyStats> {
     const stats: ApplyStats = { entities: 0, facts: 0, reinforced: 0, superseded: 0, keptOld: 0, flagged: 0, relationships: 0, skippedApplied: 0 };
     const keys = {
       entity: (name: string) => itemKey([scope.userId, scope.sourceId, 'entity', name]),
@@ -82,7 +82,7 @@ export class KnowledgeApplier {
           return found.id;
         }
       }
-      await pause();
+      await pause?.();
       const res = await this.knowledge.upsertEntity({
         userId: scope.userId,
         channel: scope.channel,
@@ -108,7 +108,7 @@ export class KnowledgeApplier {
         continue;
       }
       const subjectId = await entityId(f.subject, 'person');
-      await pause();
+      await pause?.();
       const objectId = f.object ? entityIds.get(f.object.toLowerCase()) : undefined;
       // Same entity and predicate, same channel: nothing else can retire this fact.
       const existing = await this.knowledge.findFacts({ userId: scope.userId, channels: [scope.channel], entityId: subjectId, predicate: f.relation, limit: 100 });
@@ -173,7 +173,7 @@ export class KnowledgeApplier {
       const targetId = entityIds.get(r.target.toLowerCase());
       if (!sourceId || !targetId || sourceId === targetId) continue;
       const temporal = r.properties.temporal;
-      await pause();
+      await pause?.();
       try {
         await this.knowledge.createRelationship({
           userId: scope.userId,
@@ -195,10 +195,6 @@ export class KnowledgeApplier {
     }
     return stats;
   }
-}
-
-function noPause(): Promise<void> {
-  return Promise.resolve();
 }
 
 /**
