@@ -12,6 +12,10 @@ export interface LaneReport {
 /**
  * How many nice steps below the process background threads run (the embedder's background
  * lanes, the rules extractor): under load the kernel gives the request path the cores first.
+ * Within this process only: with autogroup scheduling (Linux's default on most distributions,
+ * `/proc/sys/kernel/sched_autogroup_enabled`), a nice value ranks a thread against the threads
+ * of its own session, and the local Neo4j runs in a session of its own, so against Neo4j's
+ * threads a background lane competes as its whole process does (docs/recall-tuning.md, session 30).
  */
 export const BACKGROUND_NICE = 10;
 
