@@ -32,7 +32,8 @@ export type Triple = [subject: string, predicate: string, object: string];
 export interface Case {
   id: string;
   category: string;
-  split: 'dev' | 'holdout';
+  /** dev and holdout: bench/data/knowledge-cases.json; test: the blind set, bench/data/knowledge-test-cases.json. */
+  split: 'dev' | 'holdout' | 'test';
   turns: string[];
   userName?: string;
   current: Triple[];

@@ -15,11 +15,12 @@
  * should be past still current), entity precision / recall and merged names.
  *
  * Run: npm run bench:knowledge [-- --split dev|holdout] [--keep]
- * Results: bench/results/knowledge.json; runs of other extractor versions already in the
- * file are kept, so a before/after comparison is one file.
+ *      npm run bench:knowledge -- --cases bench/data/knowledge-test-cases.json   (the blind test set)
+ * Results: bench/results/<the dataset's name>.json (knowledge.json, knowledge-test.json); runs
+ * of other extractor versions already in the file are kept, so a before/after comparison is one file.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { Command } from 'commander';
 import { loadConfig } from '../src/config';
 import { createMnemograph, type Mnemograph } from '../src/container';
@@ -28,7 +29,6 @@ import { createJobs } from '../src/worker';
 import { scoreRun, type Case, type Observed, type RunScore } from './knowledge-score';
 
 const ROOT = resolve(__dirname, '..');
-const RESULTS = join(ROOT, 'bench/results/knowledge.json');
 
 interface Options {
   split?: string;
@@ -53,7 +53,9 @@ async function main(): Promise<void> {
     .option('--keep', 'keep the bench users instead of erasing them')
     .parse()
     .opts<Options>();
-  const all = (JSON.parse(readFileSync(opts.cases!, 'utf8')) as { cases: Case[] }).cases;
+  const dataset = JSON.parse(readFileSync(opts.cases!, 'utf8')) as { name?: string; cases: Case[] };
+  const all = dataset.cases;
+  const RESULTS = join(ROOT, `bench/results/${(dataset.name ?? 'knowledge').replace(/[^a-z0-9-]/gi, '')}.json`);
   const only = opts.only ? new Set(opts.only.split(',')) : undefined;
   const cases = all.filter((c) => (opts.split === 'all' || c.split === opts.split) && (!only || only.has(c.id)));
 
@@ -68,7 +70,7 @@ async function main(): Promise<void> {
   const previous: Partial<ResultFile> = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as ResultFile) : {};
   const out: ResultFile = {
     benchmark: 'knowledge',
-    dataset: { file: 'bench/data/knowledge-cases.json', cases: all.length, byCategory: countBy(all.map((c) => c.category)) },
+    dataset: { file: relative(ROOT, resolve(opts.cases!)), cases: all.length, byCategory: countBy(all.map((c) => c.category)) },
     runs: { ...(previous.runs ?? {}) },
     llm,
     node: process.version,

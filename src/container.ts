@@ -5,6 +5,8 @@ import { PgAuditLogger, PgAuditReader, PgAuditTrail, type AuditLogger, type Audi
 import type { Config } from './config';
 import { createEmbedder, type Embedder } from './embedding';
 import { BackgroundEmbedder, Neo4jConversationBrowser, Neo4jConversationUpkeep, Neo4jEpisodicStore, PgTurnLog, turnBacklog } from './episodic';
+import { Forgetter, Neo4jDerivedKnowledge } from './forgetting';
+import { userScope } from './access';
 import { createLogger, type Logger } from './infra/logger';
 import { InteractiveGate } from './infra/interactive-gate';
 import type { HoldMode } from './infra/owner-vectors';
@@ -233,6 +235,18 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     await episodic.holdVectors(userId, mode);
     await semanticStore.holdVectors(userId, mode);
   };
+  const conversations = new Neo4jConversationBrowser(neo4j);
+  // Deletes take what was learned only from the deleted turns with them (src/forgetting).
+  const forgetter = new Forgetter({
+    conversations,
+    derived: new Neo4jDerivedKnowledge(neo4j),
+    turnLog,
+    toolLog,
+    working,
+    profiles: profileStore,
+    audit,
+    afterDelete: (userId) => holdVectors(userId, 'forget'),
+  });
   const memory = new AgentMemory({
     episodic,
     turnLog,
@@ -266,8 +280,9 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     settings,
     learnedInfo,
     tierCounters,
-    conversations: new Neo4jConversationBrowser(neo4j),
+    conversations,
     curation: new Neo4jKnowledgeCuration(neo4j),
+    forgetter,
   });
 
   const extractor = opts.extractor ?? createExtractor(config.extraction, { log, usage: usageSink });
@@ -297,6 +312,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     pools: poolStore,
     shortTerm,
     settings,
+    forget: (userId, conversationId) => forgetter.delete(userScope(userId), { conversationId, keepConfirmed: true, operation: 'retention_delete' }),
   };
   const jobs = createJobs({ config, stores: jobStores, knowledge, extractor, observations, locks, log });
   const census = new Neo4jGraphCensus(neo4j);

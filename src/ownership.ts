@@ -67,6 +67,8 @@ export const OWNERS: Readonly<Record<string, Owner>> = {
     labels: ['MemoryPool', 'PoolEntry', 'PoolEntryVersion', 'PoolSnapshot', 'PoolSnapshotEntry'],
     relationships: ['HAS_VERSION', 'PREVIOUS_VERSION'],
     tables: [],
+    // Entries written from a user's conversations are that user's by provenance (delete, forget-user).
+    reads: ['Conversation'],
   },
   observations: {
     files: ['src/observations/'],

@@ -15,5 +15,11 @@ export const MEMORY_ROLES: readonly KeyRole[] = ['admin', 'agent'];
 export const REVIEW_ROLES: readonly KeyRole[] = ['admin', 'agent', 'reviewer'];
 /** The audit log: admins and reviewers, never agent keys (an agent does not review what agents did). */
 export const AUDIT_ROLES: readonly KeyRole[] = ['admin', 'reviewer'];
+/**
+ * Erasing a user (forget-user): the tenant's administrators only. An agent key acts as one
+ * agent and may not remove what other agents hold of the user (their short-term entries,
+ * their private pools); it deletes turns, conversations and facts through the memory routes.
+ */
+export const ERASE_ROLES: readonly KeyRole[] = ['admin'];
 /** The operations report (jobs, backlogs, LLM spend, store health): the tenant's administrators only. */
 export const OPS_ROLES: readonly KeyRole[] = ['admin'];

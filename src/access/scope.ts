@@ -133,3 +133,19 @@ export function parseTurnId(id: string): { conversationId: string; index: number
   const index = Number(id.slice(at + 1));
   return Number.isInteger(index) && index >= 0 ? { conversationId: id.slice(0, at), index } : null;
 }
+
+/**
+ * What a delete names, in the shape every store's statements take it: one of the user's
+ * conversations, and one turn of it (`index`, `turnId`) or all of it (both null).
+ */
+export type DeletionParams = {
+  userId: string;
+  conversationId: string;
+  index: number | null;
+  turnId: string | null;
+};
+
+/** The statements' parameters of a delete of a conversation (`index` undefined) or one of its turns. */
+export function deletionParams(scope: AccessScope, conversationId: string, index?: number): DeletionParams {
+  return { userId: scope.userId, conversationId, index: index ?? null, turnId: index === undefined ? null : turnId(conversationId, index) };
+}

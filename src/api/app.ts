@@ -195,7 +195,7 @@ function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, fence: User
     const userIds = r.access === 'tenant' ? [] : TenantNamespace.userIds(input);
     const internal = ns.mapIn(input);
     const internalIds = r.access === 'tenant' ? [] : TenantNamespace.userIds(internal);
-    const pass = entersFence(r) ? await enterFence(fence, ns, internalIds) : undefined;
+    const pass = entersFence(r) ? await enterFence(fence, ns, internalIds, res.locals.arrivedAt as number) : undefined;
     const t0 = performance.now();
     let outcome = 'error';
     try {
@@ -205,11 +205,16 @@ function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, fence: User
       const unregister = async () => {
         for (const u of userIds) await tenants.unregisterUser(principal.tenantId, u);
       };
+      const answered = new Promise<void>((done) => {
+        res.once('finish', done);
+        res.once('close', done);
+      });
       const result = await r.handler(internal, {
         ...ctx,
         memory,
         external: (v) => ns.mapOut(v),
         unregister,
+        answered,
         tenantId: principal.tenantId,
         principal,
         tenants,
@@ -235,9 +240,9 @@ function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, fence: User
 }
 
 /** Enters the users' erasure fence; a refusal names the user as the caller knows it. */
-async function enterFence(fence: UserWriteFence, ns: TenantNamespace, userIds: string[]): Promise<FencePass> {
+async function enterFence(fence: UserWriteFence, ns: TenantNamespace, userIds: string[], arrivedAt: number): Promise<FencePass> {
   try {
-    return await fence.enter(userIds);
+    return await fence.enter(userIds, arrivedAt);
   } catch (err) {
     if (err instanceof UserBeingErasedError) throw new UserBeingErasedError(ns.toExternal(String(err.details.userId)));
     throw err;
@@ -279,6 +284,8 @@ function requestContext(log: Logger, metrics: ApiMetrics): RequestHandler {
     const given = req.get('x-request-id');
     const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
     res.locals.requestId = requestId;
+    // When the request reached the server: a write that arrived while its user was being erased is refused (UserWriteFence).
+    res.locals.arrivedAt = Date.now();
     res.setHeader('X-Request-Id', requestId);
     const t0 = performance.now();
     res.on('finish', () => {

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { KeyRole } from '../access/roles';
 
-export { AUDIT_ROLES, MEMORY_ROLES, OPS_ROLES, REVIEW_ROLES } from '../access/roles';
+export { AUDIT_ROLES, ERASE_ROLES, MEMORY_ROLES, OPS_ROLES, REVIEW_ROLES } from '../access/roles';
 
 /*
  * The wire contract of the HTTP API: what a route is, without its handler. Zod only, so

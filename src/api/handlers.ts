@@ -28,6 +28,8 @@ export interface RequestContext extends RouteContext {
   external: <T>(value: T) => T;
   /** Drops the tenant's registration of the request's users; an erasure runs it before its fence opens. */
   unregister: () => Promise<void>;
+  /** Settles once this request's answer has gone out (or the client left): an erasure's fence opens after it. */
+  answered: Promise<void>;
   /** The caller's tenant (from its API key): what tenant-wide routes read. */
   tenantId: string;
   /** Who calls: the API key's tenant, key id, role and agent (for routes about the caller or its tenant). */

@@ -3,7 +3,7 @@ import { BatchSchema, RecentTurnsQuerySchema, TurnInputSchema, VectorSearchQuery
 import { ChannelSchema, IdSchema, UserIdSchema } from '../schemas';
 import { ContextKeySchema, ContextTtlSchema } from '../working/schema';
 import { AUDIT_ROUTE_DEFS } from './audit-route-defs';
-import { defineRoutes, MEMORY_ROLES, REVIEW_ROLES } from './contract';
+import { defineRoutes, ERASE_ROLES, MEMORY_ROLES, REVIEW_ROLES } from './contract';
 import { BROWSE_ROUTE_DEFS } from './browse-route-defs';
 import { KNOWLEDGE_ROUTE_DEFS } from './knowledge-route-defs';
 import { OPS_ROUTE_DEFS } from './ops-route-defs';
@@ -196,7 +196,7 @@ export const TURN_ROUTE_DEFS = defineRoutes({
     output: ErasureReportSchema,
     status: 200,
     access: 'erase',
-    roles: MEMORY_ROLES,
+    roles: ERASE_ROLES,
   },
 });
 

@@ -57,12 +57,13 @@ const TURN_HANDLERS = {
     await memory.session({ userId, conversationId, channel }).clear();
     return { ok: true as const };
   },
-  userStats: ({ userId }, { users }) => users.stats(userId),
+  // An agent key sees what its routes show it (src/tenancy AgentView): pools it may read, its own short-term entries.
+  userStats: async ({ userId }, { users, memory }) => users.stats(userId, await memory.agentView()),
   // Started (first line read) before the answer begins, so a store outage is an error answer, not an empty export.
   // Ids in the tenant's terms, like every answer (the CLI's export keeps them as stored).
   exportUser: async ({ userId }, { users, memory, tenantId }) => {
     const prefix = new TenantNamespace(tenantId).prefix;
-    const lines = await primed(users.export(userId));
+    const lines = await primed(users.export(userId, await memory.agentView()));
     return {
       contentType: 'application/x-ndjson; charset=utf-8',
       body: Readable.from(
@@ -71,7 +72,7 @@ const TURN_HANDLERS = {
       ),
     };
   },
-  forgetUser: ({ userId }, { users, unregister }) => users.erase(userId, { then: unregister }),
+  forgetUser: ({ userId }, { users, unregister, answered }) => users.erase(userId, { then: unregister, openAfter: answered }),
 } satisfies Handlers<typeof TURN_ROUTE_DEFS>;
 
 /** Every route with its handler, in documentation order. */

@@ -1,11 +1,12 @@
 import type { AuditLogger } from '../audit';
 import { LOCAL_PRINCIPAL, principalScope, type AccessPrincipal, type AccessScope } from '../access';
-import type { ConversationBrowser, ConversationInfo, Turn, TurnLog } from '../episodic/contract';
+import type { ConversationBrowser, ConversationInfo, Turn } from '../episodic/contract';
+import type { DerivedAction, DerivedKind } from '../forgetting/contract';
+import type { DeleteResult, Forgetter } from '../forgetting/forgetter';
 import { NotFoundError, ValidationError } from '../errors';
 import { parseInput } from '../schemas';
 import type { ProceduralStore, Strategy } from '../procedural/contract';
 import type { Entity, Fact, KnowledgeCuration, MergeEntitiesResult } from '../semantic/contract';
-import { sessionScope, type WorkingMemoryStore } from '../working/contract';
 import {
   ConversationListQuerySchema,
   DeleteConversationSchema,
@@ -30,9 +31,8 @@ import {
 
 export interface MemoryBrowserDeps {
   conversations: ConversationBrowser;
-  turnLog: TurnLog;
-  working: WorkingMemoryStore;
   knowledge: KnowledgeCuration;
+  forgetter: Forgetter;
   strategies: Pick<ProceduralStore, 'listStrategies'>;
   audit: AuditLogger;
 }
@@ -147,58 +147,27 @@ export class MemoryBrowser {
   }
 
   /**
-   * Deletes one turn from Neo4j (its neighbours are relinked) and the Postgres turn log; facts
-   * learned from it stay, without the link. With `dryRun`, only the report. NotFoundError
-   * when the user has no such turn.
+   * Deletes one turn (its neighbours are relinked) and what was learned only from it
+   * (src/forgetting); with `keepDerived` what was learned stays. With `dryRun`, only the
+   * report. NotFoundError when the user has no such turn.
    */
   async deleteTurn(input: DeleteTurnInput): Promise<DeletionReport> {
     const q = parseInput(DeleteTurnSchema, input, 'turn deletion');
-    const scope = this.scope(q.userId);
-    const found = await this.d.conversations.describe(scope, q.conversationId, q.index);
-    if (!found) throw new NotFoundError('turn', `${q.conversationId}:${q.index}`);
-    const derivedFacts = await this.d.knowledge.derivedFactCount(scope, q.conversationId, q.index);
-    const report = (dryRun: boolean, turns: number): DeletionReport => ({
-      dryRun,
-      turns,
-      conversation: false,
-      workingMemory: false,
-      derivedFacts,
-      summary: `${dryRun ? 'Would delete' : 'Deleted'} turn ${q.index} of the conversation${factsNote(derivedFacts, 'it')}.`,
-    });
-    if (q.dryRun) return report(true, found.turns);
-    const t0 = performance.now();
-    const turns = await this.d.conversations.deleteTurn(scope, q.conversationId, q.index);
-    // The session's recent turns in Redis too, so the turn does not come back from working memory.
-    await Promise.all([this.d.turnLog.deleteTurns(q.userId, q.conversationId, q.index), this.d.working.removeTurns(sessionScope(this.scope(q.userId, found.channel), q.conversationId), [q.index])]);
-    this.write('delete_turn', 'episodic', q.userId, found.channel, [`${q.conversationId}:${q.index}`], t0, q.conversationId, { derivedFacts });
-    return report(false, turns);
+    const r = await this.d.forgetter.delete(this.scope(q.userId), q);
+    if (!r) throw new NotFoundError('turn', `${q.conversationId}:${q.index}`);
+    return deletionReport(r, { keepDerived: q.keepDerived, whole: false, what: `turn ${q.index} of the conversation` });
   }
 
   /**
-   * Deletes a conversation for real: its turns and node (Neo4j, in batches), its turn-log rows
-   * and its session's working memory. With `dryRun`, only the report. NotFoundError when the
-   * user has no such conversation.
+   * Deletes a conversation for real: its turns and node (Neo4j, in batches), its turn-log and
+   * tool-call rows, its session's working memory, and what was learned only from it. With
+   * `dryRun`, only the report. NotFoundError when the user has no such conversation.
    */
   async deleteConversation(input: DeleteConversationInput): Promise<DeletionReport> {
     const q = parseInput(DeleteConversationSchema, input, 'conversation deletion');
-    const scope = this.scope(q.userId);
-    const found = await this.d.conversations.describe(scope, q.conversationId);
-    if (!found) throw new NotFoundError('conversation', q.conversationId);
-    const derivedFacts = await this.d.knowledge.derivedFactCount(scope, q.conversationId);
-    const report = (dryRun: boolean, turns: number): DeletionReport => ({
-      dryRun,
-      turns,
-      conversation: true,
-      workingMemory: true,
-      derivedFacts,
-      summary: `${dryRun ? 'Would delete' : 'Deleted'} the conversation (channel ${found.channel}): ${turns} turn${turns === 1 ? '' : 's'} and its working memory${factsNote(derivedFacts, 'them')}.`,
-    });
-    if (q.dryRun) return report(true, found.turns);
-    const t0 = performance.now();
-    const turns = await this.d.conversations.deleteConversation(scope, q.conversationId);
-    await Promise.all([this.d.turnLog.deleteTurns(q.userId, q.conversationId), this.d.working.clearSession(sessionScope(this.scope(q.userId, found.channel), q.conversationId))]);
-    this.write('delete_conversation', 'episodic', q.userId, found.channel, [q.conversationId], t0, q.conversationId, { turns, derivedFacts });
-    return report(false, turns);
+    const r = await this.d.forgetter.delete(this.scope(q.userId), q);
+    if (!r) throw new NotFoundError('conversation', q.conversationId);
+    return deletionReport(r, { keepDerived: q.keepDerived, whole: true, what: `the conversation (channel ${r.channel}): ${r.turns} turn${r.turns === 1 ? '' : 's'} and its working memory` });
   }
 
   private write(
@@ -215,10 +184,37 @@ export class MemoryBrowser {
   }
 }
 
-/** What stays behind: facts learned from the deleted turns. */
-function factsNote(n: number, what: string): string {
-  return n === 0 ? '' : `; ${n} fact${n === 1 ? '' : 's'} learned from ${what} stay${n === 1 ? 's' : ''}, without the link to ${what}`;
+/** The API's report of a deletion: the plan's items and counts, and one sentence. */
+function deletionReport(r: DeleteResult, o: { keepDerived: boolean; whole: boolean; what: string }): DeletionReport {
+  const { counts, items } = r.plan;
+  const n = (k: DerivedKind, a: DerivedAction) => counts[k][a];
+  const goes = (['fact', 'entity', 'relationship', 'strategy', 'poolEntry', 'profile'] as const).map((k) => [n(k, 'delete'), NOUNS[k]] as const).filter(([c]) => c > 0);
+  const stays = n('fact', 'keep');
+  const parts = [
+    goes.length > 0 && `learned only from ${o.whole ? 'them' : 'it'}: ${goes.map(([c, [one, many]]) => `${c} ${c === 1 ? one : many}`).join(', ')} ${r.dryRun ? 'would go' : 'went'}`,
+    stays > 0 && `${stays} fact${stays === 1 ? '' : 's'} with another source (or kept as asked) stay${stays === 1 ? 's' : ''}`,
+    n('fact', 'restore') > 0 && `${n('fact', 'restore')} fact${n('fact', 'restore') === 1 ? '' : 's'} they had replaced ${r.dryRun ? 'would be' : 'are'} current again`,
+  ].filter((x): x is string => typeof x === 'string');
+  return {
+    dryRun: r.dryRun,
+    turns: r.turns,
+    conversation: o.whole,
+    workingMemory: o.whole,
+    keepDerived: o.keepDerived,
+    derivedFacts: n('fact', 'delete') + n('fact', 'keep'),
+    counts,
+    items,
+    summary: `${r.dryRun ? 'Would delete' : 'Deleted'} ${o.what}${parts.length > 0 ? `; ${parts.join('; ')}` : ''}.`,
+  };
 }
+const NOUNS = {
+  fact: ['fact', 'facts'],
+  entity: ['entity', 'entities'],
+  relationship: ['relationship', 'relationships'],
+  strategy: ['strategy', 'strategies'],
+  poolEntry: ['shared pool entry', 'shared pool entries'],
+  profile: ['profile entry', 'profile entries'],
+} as const;
 
 /**
  * An export line with the tenant's ids: every id-named field (`id`, `*_id`, `*Id`, `*_ids`, `*Ids`,

@@ -97,13 +97,29 @@ export const MergeEntitiesSchema = z
   .refine((m) => m.keepId !== m.mergeId, 'keepId and mergeId must differ');
 export type MergeEntitiesInput = z.input<typeof MergeEntitiesSchema>;
 
-export const DeleteConversationSchema = z.object({ userId: UserIdSchema, conversationId: IdSchema, dryRun: FlagSchema.describe('"true": report what would go, change nothing') }).strict();
+const DeletionFlags = {
+  dryRun: FlagSchema.describe('"true": report what would go, change nothing'),
+  keepDerived: FlagSchema.describe('"true": keep what was learned from the deleted turns (facts, entities, profile); only the turns and their links go'),
+};
+
+export const DeleteConversationSchema = z.object({ userId: UserIdSchema, conversationId: IdSchema, ...DeletionFlags }).strict();
 export type DeleteConversationInput = z.input<typeof DeleteConversationSchema>;
 
-export const DeleteTurnSchema = z
-  .object({ userId: UserIdSchema, conversationId: IdSchema, index: z.coerce.number().int().min(0), dryRun: FlagSchema.describe('"true": report what would go, change nothing') })
-  .strict();
+export const DeleteTurnSchema = z.object({ userId: UserIdSchema, conversationId: IdSchema, index: z.coerce.number().int().min(0), ...DeletionFlags }).strict();
 export type DeleteTurnInput = z.input<typeof DeleteTurnSchema>;
+
+const DERIVED_KINDS = ['fact', 'relationship', 'entity', 'strategy', 'toolInvocation', 'poolEntry', 'profile'] as const;
+const DERIVED_ACTIONS = ['delete', 'keep', 'restore'] as const;
+
+export const DerivedItemSchema = z
+  .object({
+    kind: z.enum(DERIVED_KINDS),
+    id: z.string().describe("the item's id (a profile entry: its key)"),
+    label: z.string().describe("what a person recognises it by: a fact's claim, an entity's name, a profile entry"),
+    action: z.enum(DERIVED_ACTIONS).describe('delete: goes with the turns; keep: stays, without the link to them; restore: a fact they had replaced is current again'),
+    why: z.string(),
+  })
+  .meta({ id: 'DerivedItem' });
 
 /** What a deletion removes and what stays: the studio shows it before asking to confirm. */
 export const DeletionReportSchema = z
@@ -112,7 +128,10 @@ export const DeletionReportSchema = z
     turns: z.number().int().describe('turns deleted (Neo4j and the Postgres turn log)'),
     conversation: z.boolean().describe('whether the conversation itself goes'),
     workingMemory: z.boolean().describe("whether the session's working memory is cleared"),
-    derivedFacts: z.number().int().describe('facts learned from these turns: they stay, without the link to their source'),
+    keepDerived: z.boolean(),
+    derivedFacts: z.number().int().describe('facts learned from these turns (deleted, kept with another source, or kept as asked)'),
+    counts: z.record(z.enum(DERIVED_KINDS), z.record(z.enum(DERIVED_ACTIONS), z.number().int())).describe('items per kind and action'),
+    items: z.array(DerivedItemSchema).describe('everything learned from the turns, each with what happens to it and why'),
     summary: z.string().describe('the same, in one sentence'),
   })
   .meta({ id: 'DeletionReport' });

@@ -86,8 +86,8 @@ export interface Config {
     decayRate: number;
     inferredDecayRate: number;
     archiveDays: number;
-    cleanupMinSalience: number;
-    cleanupUnusedDays: number;
+    /** The operator's retention rule: conversations idle this many days are deleted (undefined: never). */
+    deleteDays: number | undefined;
     duplicateSimilarity: number;
     /** Reads at which the short_term job promotes an entry to a long-term fact. */
     shortTermMinAccess: number;
@@ -281,8 +281,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       decayRate: e.DECAY_RATE,
       inferredDecayRate: e.INFERRED_DECAY_RATE,
       archiveDays: e.RETENTION_ARCHIVE_DAYS,
-      cleanupMinSalience: e.CLEANUP_MIN_SALIENCE,
-      cleanupUnusedDays: e.CLEANUP_UNUSED_DAYS,
+      deleteDays: e.RETENTION_DELETE_DAYS,
       duplicateSimilarity: e.DUPLICATE_FACT_SIMILARITY ?? local?.duplicateFactSimilarity ?? 0.95,
       shortTermMinAccess: e.SHORT_TERM_PROMOTE_MIN_ACCESS,
     },

@@ -174,9 +174,12 @@ export const envSchema = z.object({
   PROMOTION_MIN_CONVERSATIONS: int(0, 1_000_000).default(2).describe('promote only facts seen in at least this many conversations'),
   DECAY_RATE: z.coerce.number().gt(0).max(1).default(0.95).describe('daily salience decay factor (salience x rate^days since access)'),
   INFERRED_DECAY_RATE: z.coerce.number().gt(0).max(1).default(0.95).describe('weekly confidence decay factor of inferred facts'),
-  RETENTION_ARCHIVE_DAYS: int(1, 36500).default(90).describe('conversations idle this long are archived'),
-  CLEANUP_MIN_SALIENCE: z.coerce.number().min(0).max(1).default(0.1).describe('unused entities below this salience are dropped'),
-  CLEANUP_UNUSED_DAYS: int(1, 36500).default(30).describe('...when not accessed for this many days'),
+  RETENTION_ARCHIVE_DAYS: int(1, 36500).default(90).describe('conversations idle this long move to the archive tier (a label: still recalled and mined; archiving is not forgetting)'),
+  RETENTION_DELETE_DAYS: int(1, 36500)
+    .optional()
+    .describe(
+      'empty (default): nothing is ever deleted by age. Set: conversations idle this long are deleted for real, with what was learned only from them (confirmed facts stay), audited as retention_delete',
+    ),
   DUPLICATE_FACT_SIMILARITY: z.coerce
     .number()
     .min(0.5)

@@ -122,7 +122,7 @@ export interface EpisodicStore {
   storeTurns(turns: NewTurn[], opts?: StoreTurnsOptions): Promise<StoreTurnResult[]>;
   /** Every turn of the scope user's conversation, in index order; empty when it is missing or another user's. */
   getConversation(scope: AccessScope, conversationId: string): Promise<Turn[]>;
-  /** The user's unarchived turns of `scope.channels` between `since` and `until`, newest first, at most `limit`. */
+  /** The user's turns (archived ones too) of `scope.channels` between `since` and `until`, newest first, at most `limit`. */
   getRecentTurns(scope: AccessScope, q: { since?: string; until?: string; limit: number }): Promise<Turn[]>;
   /**
    * Keyword (BM25) search of the turns `scope` may read, over content and search text: any of
@@ -234,7 +234,9 @@ export interface ConversationUpkeep {
   findPatternCandidates(p: { now: string; idleMinutes: number; limit: number; userIds: readonly string[] | null; skipUserIds?: readonly string[] }): Promise<PatternCandidate[]>;
   /** Records that patterns were extracted up to turn count `through`. */
   markPatternsExtracted(conversationId: string, through: number): Promise<void>;
-  /** Archives up to `limit` conversations (and their turns) idle for `days` at `now`; returns how many. */
+  /** Up to `limit` conversations idle for more than `days` at `now` (the retention rule's), oldest first. */
+  expiredConversations(p: { now: string; days: number; limit: number; userIds: readonly string[] | null }): Promise<Array<{ id: string; userId: string }>>;
+  /** Marks up to `limit` conversations (and their turns) idle for `days` at `now` archived (a colder tier: still recalled and mined; a new turn brings it back); returns how many. */
   archiveIdle(p: { now: string; days: number; limit: number; userIds: readonly string[] | null }): Promise<number>;
   /** How many conversations wait for consolidation and the last activity of the oldest (ISO), for metrics. */
   consolidationBacklog(userPrefix?: string): Promise<{ oldest: string | null; conversations: number }>;

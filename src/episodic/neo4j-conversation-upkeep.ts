@@ -7,7 +7,7 @@ const TAG = (op: string) => ({ subsystem: 'episodic', op });
 // (never consolidated, or turns past the checkpoint), oldest activity first.
 const FIND_UNCONSOLIDATED = `
 MATCH (c:Conversation)
-WHERE ($userIds IS NULL OR c.user_id IN $userIds) AND NOT c.user_id IN $skipUserIds AND NOT coalesce(c.archived, false) AND coalesce(c.turn_count, 0) > 0
+WHERE ($userIds IS NULL OR c.user_id IN $userIds) AND NOT c.user_id IN $skipUserIds AND coalesce(c.turn_count, 0) > 0
   AND (c.consolidated IS NULL OR coalesce(c.consolidated_through, -1) < c.turn_count - 1)
 RETURN c.id AS id, c.user_id AS userId, c.channel AS channel, coalesce(c.consolidated_through, -1) AS through, c.turn_count AS turnCount
 ORDER BY c.last_turn_at LIMIT toInteger($limit)`;
@@ -36,7 +36,7 @@ const MARK_CONSOLIDATED = `MATCH (c:Conversation {id: $id}) SET c.consolidated =
 // that used tools and grew since their patterns were last extracted, of users not in $skipUserIds
 const FIND_PATTERN_CANDIDATES = `
 MATCH (c:Conversation)
-WHERE ($userIds IS NULL OR c.user_id IN $userIds) AND NOT c.user_id IN $skipUserIds AND NOT coalesce(c.archived, false)
+WHERE ($userIds IS NULL OR c.user_id IN $userIds) AND NOT c.user_id IN $skipUserIds
   AND coalesce(c.patterns_through, -1) < coalesce(c.turn_count, 0)
   AND coalesce(c.last_turn_at, c.started_at) <= datetime($now) - duration({minutes: $idleMinutes})
   AND EXISTS { (c)-[:USED_TOOL]->(:ToolInvocation) }
@@ -49,7 +49,9 @@ RETURN c.id AS id, c.user_id AS userId, c.channel AS channel, coalesce(c.turn_co
 // $id, $through -> marks patterns extracted up to turn_count $through
 const MARK_PATTERNS = `MATCH (c:Conversation {id: $id}) SET c.patterns_extracted = true, c.patterns_through = toInteger($through)`;
 
-// $now, $days, $limit, $userIds -> {n}: archives idle conversations (and their turns); one batch
+// $now, $days, $limit, $userIds -> {n}: moves idle conversations (and their turns) to the archive tier; one batch.
+// Archived memory stays in recall (the recency prior already ranks old turns lower) and is still
+// mined when it holds turns not yet consolidated (an imported history); a new turn brings it back.
 const ARCHIVE_CONVERSATIONS = `
 MATCH (c:Conversation)
 WHERE ($userIds IS NULL OR c.user_id IN $userIds) AND NOT coalesce(c.archived, false)
@@ -59,6 +61,12 @@ SET c.archived = true, c.archived_at = datetime($now)
 WITH c
 CALL (c) { MATCH (c)-[:HAS_TURN]->(t:Turn) SET t.archived = true }
 RETURN count(c) AS n`;
+
+// $now, $days, $limit, $userIds -> {id, userId}: conversations idle longer than the retention rule's $days, oldest first
+const EXPIRED_CONVERSATIONS = `
+MATCH (c:Conversation)
+WHERE ($userIds IS NULL OR c.user_id IN $userIds) AND coalesce(c.last_turn_at, c.started_at) < datetime($now) - duration({days: $days})
+RETURN c.id AS id, c.user_id AS userId ORDER BY coalesce(c.last_turn_at, c.started_at) LIMIT toInteger($limit)`;
 
 // -> {oldest, n}: last activity of the oldest conversation with turns not yet consolidated, and how many (scan)
 // $prefix (a tenant's user-id prefix, or null for every user) -> {oldest, n}
@@ -100,6 +108,10 @@ export class Neo4jConversationUpkeep implements ConversationUpkeep {
 
   async archiveIdle(p: { now: string; days: number; limit: number; userIds: readonly string[] | null }): Promise<number> {
     return (await this.db.write<{ n: number }>(ARCHIVE_CONVERSATIONS, { ...p }, TAG('archive')))[0]?.n ?? 0;
+  }
+
+  expiredConversations(p: { now: string; days: number; limit: number; userIds: readonly string[] | null }): Promise<Array<{ id: string; userId: string }>> {
+    return this.db.read<{ id: string; userId: string }>(EXPIRED_CONVERSATIONS, { ...p }, TAG('expired'));
   }
 
   async consolidationBacklog(userPrefix?: string): Promise<{ oldest: string | null; conversations: number }> {

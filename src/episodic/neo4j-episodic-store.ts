@@ -47,7 +47,7 @@ const UPSERT_CONVERSATION = `
 MERGE (c:Conversation {id: conv.id})
   ON CREATE SET c.user_id = conv.userId, c.channel = conv.channel, c.started_at = datetime(conv.startedAt),
                 c.turn_count = 0, c.archived = false, c.patterns_extracted = false
-SET c.write_seq = coalesce(c.write_seq, 0) + 1
+SET c.write_seq = coalesce(c.write_seq, 0) + 1, c.archived = false
 WITH c, conv
 CALL (c, conv) {
   WITH c, conv WHERE c.user_id = conv.userId
@@ -152,7 +152,7 @@ RETURN ${TURN} AS turn ORDER BY t.index`;
 // $userId, $channels, $since, $until, $limit -> {turn} newest first
 const RECENT_TURNS = `
 MATCH (t:Turn) WHERE t.user_id = $userId AND t.timestamp >= datetime($since) AND t.timestamp <= datetime($until)
-  AND t.channel IN $channels AND NOT t.archived
+  AND t.channel IN $channels
 RETURN ${TURN} AS turn ORDER BY t.timestamp DESC, t.index DESC LIMIT toInteger($limit)`;
 
 // Turn `t` matches recall's exact-match metadata filters $source, $sessionId, $connectionId,
@@ -163,7 +163,7 @@ const TURN_METADATA_MATCH = `($source IS NULL OR t.source = $source) AND ($sessi
 // The recall filters every search below shares: $userId, $channels, $since, $until, the
 // active connections $connections (null = no connection scoping; else turns without a
 // connection plus those of the listed ones) and the metadata filters of TURN_METADATA_MATCH.
-const RECALL_FILTER = `t.user_id = $userId AND t.channel IN $channels AND NOT t.archived
+const RECALL_FILTER = `t.user_id = $userId AND t.channel IN $channels
   AND t.timestamp >= datetime($since) AND t.timestamp <= datetime($until)
   AND ($connections IS NULL OR t.connection_id IS NULL OR t.connection_id IN $connections)
   AND ${TURN_METADATA_MATCH}`;

@@ -1,6 +1,5 @@
-import type { ManagedTransaction } from 'neo4j-driver';
 import { NotFoundError, ValidationError } from '../errors';
-import type { CypherRunner } from '../infra/neo4j';
+import { rows, type CypherRunner } from '../infra/neo4j';
 import { addAccessCountsCypher, type AccessCount } from '../infra/access-count';
 import { CLOSED_GOAL_STATUSES, type AddGoalResult, type ClosedGoalStatus, type CompleteGoalResult, type Goal, type GoalDetails, type GoalStore, type NewGoal } from './contract';
 import type { AccessScope } from '../access';
@@ -86,10 +85,6 @@ WITH g, CASE WHEN $embedding IS NULL OR g.embedding IS NULL OR size(g.embedding)
   ELSE vector.similarity.cosine(g.embedding, $embedding) END AS similarity
 RETURN ${GOAL} AS goal, similarity
 ORDER BY coalesce(similarity, -1) DESC, g.priority DESC, g.deadline ASC, g.created_at ASC, g.id LIMIT toInteger($limit)`;
-
-async function rows<T>(tx: ManagedTransaction, cypher: string, params: Record<string, unknown>): Promise<T[]> {
-  return (await tx.run(cypher, params)).records.map((r) => r.toObject() as T);
-}
 
 export class Neo4jGoalStore implements GoalStore {
   constructor(private readonly db: CypherRunner) {}

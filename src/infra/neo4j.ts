@@ -29,6 +29,11 @@ export interface CypherRunner {
   writeTx<R>(work: (tx: ManagedTransaction) => Promise<R>, tag: QueryTag): Promise<R>;
 }
 
+/** A statement's records in the caller's transaction, as plain objects. */
+export async function rows<T>(tx: ManagedTransaction, cypher: string, params: Record<string, unknown>): Promise<T[]> {
+  return (await tx.run(cypher, params)).records.map((r) => r.toObject() as T);
+}
+
 /** What the driver is built from (part of `Config['neo4j']`; declared here so drivers do not depend on config). */
 export interface Neo4jConnection {
   uri: string;

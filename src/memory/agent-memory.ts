@@ -39,6 +39,8 @@ import type { UserProfile } from '../observations/profile';
 import type { JobName } from '../worker/contract';
 import { MemoryBrowser } from '../browse/memory-browser';
 import type { ConversationBrowser } from '../episodic/contract';
+import type { Forgetter } from '../forgetting';
+import type { AgentView } from '../tenancy/user-data';
 import type { KnowledgeCuration } from '../semantic/contract';
 import type { JobRunResult } from '../worker/worker';
 import { ShortTermMemory, type Clock, type ShortTermStore } from '../short-term';
@@ -115,6 +117,8 @@ export interface AgentMemoryDeps {
   /** Browsing and curation (src/browse): the episodic and semantic stores' listing and deletion operations. */
   conversations?: ConversationBrowser;
   curation?: KnowledgeCuration;
+  /** Deletes of turns and conversations with what was learned from them (src/forgetting). */
+  forgetter?: Forgetter;
 }
 
 /**
@@ -572,6 +576,17 @@ export class AgentMemory {
     });
   }
   /**
+   * What this memory's principal sees of a user's whole memory (export, stats): undefined for
+   * the whole tenant (an admin key, the library); for an agent, the pools it may read (its
+   * short-term entries are its own by the view's rules, src/tenancy AgentView).
+   */
+  async agentView(): Promise<AgentView | undefined> {
+    const { agentId } = this.principal;
+    if (agentId === null) return undefined;
+    const readable = this.d.pools ? await this.d.pools.readablePools(this.principal) : [];
+    return { agentId, readablePools: readable.map((p) => p.id) };
+  }
+  /**
    * Shared memory pools, acting as this memory's principal (an agent key's agent; an admin
    * key or the library act for the whole tenant). Throws when no pool store is wired.
    */
@@ -586,9 +601,9 @@ export class AgentMemory {
   }
   /** Listings page by page and the studio's edits (restore, merge, delete a turn or a conversation): src/browse. */
   get browse(): MemoryBrowser {
-    const { conversations, curation, turnLog, working, audit } = this.d;
-    if (!conversations || !curation) throw new ValidationError('browsing is not configured in this AgentMemory');
-    return (this.browser ??= new MemoryBrowser({ conversations, knowledge: curation, strategies: this.d.procedural, turnLog, working, audit }, this.principal));
+    const { conversations, curation, forgetter, audit } = this.d;
+    if (!conversations || !curation || !forgetter) throw new ValidationError('browsing is not configured in this AgentMemory');
+    return (this.browser ??= new MemoryBrowser({ conversations, knowledge: curation, forgetter, strategies: this.d.procedural, audit }, this.principal));
   }
   private browser?: MemoryBrowser;
   /** Tool invocations and strategies. */

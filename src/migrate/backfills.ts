@@ -64,4 +64,16 @@ async function userSpeakers(runner: CypherRunner): Promise<void> {
   await untilNone(runner, SET_USER_SPEAKERS, 'backfill_user_speakers');
 }
 
-export const NEO4J_BACKFILLS: Record<number, Backfill> = { 6: scopeKeys, 7: conversationSpeakers, 8: userSpeakers };
+// -> {n}: up to 500 entities the old cleanup hid (decayed salience) made live again
+const RESTORE_DROPPED = `MATCH (e:Entity) WHERE e.dropped_by = 'cleanup'
+WITH e LIMIT 500
+SET e.valid_to = null
+REMOVE e.dropped_by
+RETURN count(e) AS n`;
+
+/** 012: entities the cleanup used to hide when their salience decayed (decay now only ranks). */
+async function restoreDroppedEntities(runner: CypherRunner): Promise<void> {
+  await untilNone(runner, RESTORE_DROPPED, 'backfill_restore_dropped_entities');
+}
+
+export const NEO4J_BACKFILLS: Record<number, Backfill> = { 6: scopeKeys, 7: conversationSpeakers, 8: userSpeakers, 12: restoreDroppedEntities };

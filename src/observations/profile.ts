@@ -91,6 +91,50 @@ export function mergeProfile(profile: Profile, facts: ProfileFact[], notes: Arra
   return p;
 }
 
+/**
+ * Takes forgotten facts out of a profile (a new object; the input is not changed): each
+ * fact's value leaves its key (and `not_<relation>`), its claim leaves `history`, `plans` and
+ * the notes' lists. Then `restored` facts (current again because what replaced them was
+ * forgotten) are folded back in as mergeProfile folds them.
+ */
+export function forgetProfile(profile: Profile, forgotten: ProfileFact[], restored: ProfileFact[] = []): Profile {
+  const p: Profile = { ...(normalizeJsonValues(profile) as Profile) };
+  const drop = (key: string, item: string) => {
+    const current = p[key];
+    if (typeof current === 'string' && current.toLowerCase() === item.toLowerCase()) delete p[key];
+    const kept = removeFrom(current, item);
+    if (kept === undefined) return;
+    if (kept.length > 0) p[key] = kept;
+    else delete p[key];
+  };
+  for (const f of forgotten) {
+    const value = f.object ?? f.claim;
+    for (const key of [f.relation, `not_${f.relation}`]) drop(key, value);
+    for (const key of Object.keys(p)) if (Array.isArray(p[key])) drop(key, f.claim);
+  }
+  return mergeProfile(p, restored);
+}
+
+/** One value of a profile: a key's string (or each string of its list). */
+export interface ProfileEntry {
+  key: string;
+  value: string;
+}
+
+function entries(profile: Profile): ProfileEntry[] {
+  return Object.entries(profile).flatMap(([key, v]) => (Array.isArray(v) ? v : [v]).map((x) => ({ key, value: typeof x === 'string' ? x : JSON.stringify(x) })));
+}
+
+/** What changed between two profiles: the entries that went and those that came. */
+export function profileChanges(before: Profile, after: Profile): { removed: ProfileEntry[]; added: ProfileEntry[] } {
+  const id = (e: ProfileEntry) => `${e.key}\u0000${e.value.toLowerCase()}`;
+  const a = entries(after);
+  const b = entries(before);
+  const inAfter = new Set(a.map(id));
+  const inBefore = new Set(b.map(id));
+  return { removed: b.filter((e) => !inAfter.has(id(e))), added: a.filter((e) => !inBefore.has(id(e))) };
+}
+
 function words(s: string): number {
   return s.split(/\s+/).filter(Boolean).length;
 }
@@ -177,11 +221,15 @@ export class PgProfileStore {
       await this.save(q, userId, profile, renderNarrative(profile, recent));
     };
     if (tx) return apply(tx);
-    if (!this.pool) throw new Error('PgProfileStore.learn needs a transaction or a pool');
+    await this.inTransaction(apply);
+  }
+
+  private async inTransaction(work: (q: Queryable) => Promise<void>): Promise<void> {
+    if (!this.pool) throw new Error('PgProfileStore needs a transaction or a pool');
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      await apply(client);
+      await work(client);
       await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -189,6 +237,25 @@ export class PgProfileStore {
     } finally {
       client.release();
     }
+  }
+
+  /**
+   * Takes forgotten facts out of the user's profile and folds restored ones back in
+   * (forgetProfile), under the row lock, and rewrites the narrative from what remains; with
+   * `dryRun` only says what would change. A user without a profile row has nothing to forget.
+   */
+  async forget(userId: string, forgotten: ProfileFact[], restored: ProfileFact[], dryRun = false): Promise<{ removed: ProfileEntry[]; added: ProfileEntry[] }> {
+    const none = { removed: [], added: [] };
+    if (forgotten.length === 0 && restored.length === 0) return none;
+    let changes: { removed: ProfileEntry[]; added: ProfileEntry[] } = none;
+    await this.inTransaction(async (q) => {
+      const current = (await q.query<ProfileRow>(dryRun ? GET : GET_FOR_UPDATE, [userId])).rows[0];
+      if (!current) return;
+      const profile = forgetProfile(current.profile, forgotten, restored);
+      changes = profileChanges(normalizeJsonValues(current.profile) as Profile, profile);
+      if (!dryRun) await q.query(SAVE, [userId, JSON.stringify(profile), renderNarrative(profile, [])]);
+    });
+    return changes;
   }
 
   /** The user's `user_profiles` row, for whole-user export, import and erasure (needs the pool). */

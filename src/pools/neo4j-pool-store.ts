@@ -2,7 +2,7 @@ import type { ManagedTransaction } from 'neo4j-driver';
 import { poolKey } from '../access';
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors';
 import { keyedLuceneQuery, luceneQuery } from '../infra/fulltext-scope';
-import type { CypherRunner } from '../infra/neo4j';
+import { rows, type CypherRunner } from '../infra/neo4j';
 import { check, type PoolRight } from './access';
 import type {
   EntryChange,
@@ -145,6 +145,22 @@ DETACH DELETE v
 WITH DISTINCT e
 DETACH DELETE e
 RETURN count(*) AS n`;
+// $entryIds -> {n}: entries deleted with their versions and their snapshot copies
+const PURGE_ENTRIES = `
+UNWIND $entryIds AS id
+MATCH (e:PoolEntry {id: id}) USING INDEX SEEK e:PoolEntry(id)
+CALL (e) { MATCH (x:PoolSnapshotEntry) WHERE x.entry_id = e.id DETACH DELETE x }
+${DELETE_WITH_VERSIONS}`;
+// $conversationId, $turnId (null: any) -> {id, content}: entries whose provenance is the conversation (or that turn of it)
+const ENTRIES_FROM = `
+MATCH (e:PoolEntry) WHERE e.conversation_id = $conversationId AND ($turnId IS NULL OR e.turn_id = $turnId)
+RETURN e.id AS id, e.content AS content`;
+// $userId -> {id}: entries written without a user id whose provenance is one of the user's conversations
+const ENTRIES_NAMING_USER = `
+MATCH (c:Conversation) WHERE c.user_id = $userId
+WITH collect(c.id) AS conversations
+MATCH (e:PoolEntry) WHERE e.user_id IS NULL AND e.conversation_id IN conversations
+RETURN e.id AS id`;
 // $poolId, $entryId -> {n}: the entry and its versions
 const DELETE_ENTRY = `
 MATCH (e:PoolEntry {id: $entryId}) WHERE e.pool_id = $poolId
@@ -288,10 +304,6 @@ export function toEntry(r: EntryRow, now = Date.now()): PoolEntry {
   return entry;
 }
 
-async function rows<T>(tx: ManagedTransaction, cypher: string, params: Record<string, unknown>): Promise<T[]> {
-  return (await tx.run(cypher, params)).records.map((r) => r.toObject() as T);
-}
-
 /** Runs a batched delete until it deletes nothing; the total. */
 async function drain(tx: ManagedTransaction, cypher: string, params: Record<string, unknown>): Promise<number> {
   let total = 0;
@@ -301,6 +313,20 @@ async function drain(tx: ManagedTransaction, cypher: string, params: Record<stri
     if (n < 5000) return total;
   }
 }
+
+/**
+ * Pool entries that are a user's personal data by provenance (written from their
+ * conversations), for the deletes that take them (src/forgetting) and forget-user
+ * (src/tenancy). Each runs in the caller's transaction.
+ */
+export const poolProvenance = {
+  /** Entries written from the conversation (or from its turn `turnId`). */
+  entriesFrom: (tx: ManagedTransaction, conversationId: string, turnId: string | null) => rows<{ id: string; content: string }>(tx, ENTRIES_FROM, { conversationId, turnId }),
+  /** Entries without a user id written from any of the user's conversations. */
+  namingUser: async (tx: ManagedTransaction, userId: string) => (await rows<{ id: string }>(tx, ENTRIES_NAMING_USER, { userId })).map((r) => r.id),
+  /** Deletes the entries with their versions and snapshot copies; returns how many entries went. */
+  purge: async (tx: ManagedTransaction, entryIds: string[]) => (entryIds.length === 0 ? 0 : ((await rows<{ n: number }>(tx, PURGE_ENTRIES, { entryIds }))[0]?.n ?? 0)),
+};
 
 export class Neo4jPoolStore implements PoolStore, PoolUpkeep {
   constructor(

@@ -163,4 +163,6 @@ export interface ToolInvocationLog {
   append(scope: AccessScope, inv: NewInvocation): Promise<void>;
   /** The tool calls of one user's conversation in call order (turn, then time), for the patterns job. */
   callsOf(userId: string, conversationId: string): Promise<Array<{ toolName: string; success: boolean | null }>>;
+  /** Deletes the user's rows of one conversation (every call, or those of the turn at `index`); returns how many went. */
+  deleteCalls(userId: string, conversationId: string, index?: number): Promise<number>;
 }

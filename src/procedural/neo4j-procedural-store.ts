@@ -1,8 +1,7 @@
-import type { ManagedTransaction } from 'neo4j-driver';
 import { NotFoundError, ValidationError } from '../errors';
 import { writeKey, type AccessScope } from '../access';
 import { luceneQuery, scopedFulltextK, scopedLuceneQuery } from '../infra/fulltext-scope';
-import type { CypherRunner } from '../infra/neo4j';
+import { rows, type CypherRunner } from '../infra/neo4j';
 import { indexOrFallback, SmallOwners } from '../infra/vector-scan';
 import type { TurnFilters } from '../episodic/contract';
 import { conversationOfAnother, TURN_MATCHES_FILTERS, turnFilterParams } from '../episodic/neo4j-episodic-store';
@@ -166,10 +165,6 @@ export function successRate(successes: number, failures: number): number {
 
 function toStrategy(row: StrategyRow): Strategy {
   return { ...row, successRate: successRate(row.successCount, row.failureCount) };
-}
-
-async function rows<T>(tx: ManagedTransaction, cypher: string, params: Record<string, unknown>): Promise<T[]> {
-  return (await tx.run(cypher, params)).records.map((r) => r.toObject() as T);
 }
 
 export class Neo4jProceduralStore implements ProceduralStore {

@@ -12,6 +12,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11, $12)
 ON CONFLICT (invocation_id) DO NOTHING`;
 // $1 user, $2 conversation -> {tool_name, success} in call order
 const CALLS_OF = `SELECT tool_name, success FROM tool_invocations WHERE user_id = $1 AND conversation_id = $2 ORDER BY turn_index, timestamp, id`;
+// $1 user, $2 conversation, $3 turn index (null: all) -> deletes the conversation's (or the turn's) calls
+const DELETE_CALLS = 'DELETE FROM tool_invocations WHERE user_id = $1 AND conversation_id = $2 AND ($3::int IS NULL OR turn_index = $3::int)';
 
 /** tool_invocations: the Postgres copy of every invocation, written after Neo4j accepted it. */
 export class PgToolInvocationLog implements ToolInvocationLog {
@@ -38,6 +40,10 @@ export class PgToolInvocationLog implements ToolInvocationLog {
   async callsOf(userId: string, conversationId: string): Promise<Array<{ toolName: string; success: boolean | null }>> {
     const r = await this.db.query<{ tool_name: string; success: boolean | null }>(CALLS_OF, [userId, conversationId]);
     return r.rows.map((x) => ({ toolName: x.tool_name, success: x.success }));
+  }
+
+  async deleteCalls(userId: string, conversationId: string, index?: number): Promise<number> {
+    return (await this.db.query(DELETE_CALLS, [userId, conversationId, index ?? null])).rowCount ?? 0;
   }
 
   /** The user's rows of `tool_invocations`, for whole-user export, import and erasure. */

@@ -433,11 +433,6 @@ export interface SemanticUpkeep {
   decayEntities(p: { now: string; rate: number; limit: number; userIds: UserFilter }): Promise<number>;
   /** Like decayEntities for active facts; inferred facts also lose confidence at `weeklyRate` per week. */
   decayFacts(p: { now: string; rate: number; weeklyRate: number; limit: number; userIds: UserFilter }): Promise<number>;
-  /**
-   * Soft-deletes (valid_to = now, dropped_by cleanup) up to `limit` unprotected entities
-   * below `minSalience`, unused for `days`, with no active fact about them. Returns how many.
-   */
-  dropUnusedEntities(p: { now: string; minSalience: number; days: number; limit: number; userIds: UserFilter }): Promise<number>;
   /** Up to `limit` pairs of active facts about one entity with the same claim key or embeddings at least `threshold` similar. */
   duplicateFactPairs(p: { threshold: number; limit: number; userIds: UserFilter }): Promise<DuplicateFactPair[]>;
   /**
@@ -503,6 +498,4 @@ export interface KnowledgeCuration {
    * is not a live entity of the user.
    */
   mergeEntities(scope: AccessScope, keepId: string, mergeId: string): Promise<MergeEntitiesResult>;
-  /** How many of the user's facts were derived from the conversation's turns (all, or the one at `index`). */
-  derivedFactCount(scope: AccessScope, conversationId: string, index?: number): Promise<number>;
 }

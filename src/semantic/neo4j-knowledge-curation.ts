@@ -91,12 +91,6 @@ CALL (gone) { WITH gone AS e RETURN ${ENTITY} AS merged }
 WITH keep AS e, merged, facts, mentions, relationships
 RETURN ${ENTITY} AS entity, merged, facts, relationships, mentions`;
 
-// $userId, $conversationId, $index -> {n}: facts of the user derived from the conversation's turns (or the one at $index)
-const DERIVED_FACTS = `
-MATCH (t:Turn) WHERE t.conversation_id = $conversationId AND t.user_id = $userId AND ($index IS NULL OR t.index = toInteger($index))
-MATCH (f:Fact)-[:DERIVED_FROM]->(t) WHERE f.user_id = $userId
-RETURN count(DISTINCT f) AS n`;
-
 /** Curation of one user's knowledge in Neo4j (see `KnowledgeCuration`). */
 export class Neo4jKnowledgeCuration implements KnowledgeCuration {
   constructor(private readonly db: CypherRunner) {}
@@ -158,10 +152,5 @@ export class Neo4jKnowledgeCuration implements KnowledgeCuration {
         moved: { facts: row.get('facts') as number, relationships: row.get('relationships') as number, mentions: row.get('mentions') as number },
       };
     }, TAG('mergeEntities'));
-  }
-
-  async derivedFactCount(scope: AccessScope, conversationId: string, index?: number): Promise<number> {
-    const [row] = await this.db.read<{ n: number }>(DERIVED_FACTS, { userId: scope.userId, conversationId, index: index ?? null }, TAG('derivedFactCount'));
-    return row?.n ?? 0;
   }
 }

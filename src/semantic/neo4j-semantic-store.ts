@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ManagedTransaction, RecordShape } from 'neo4j-driver';
 import { NotFoundError, UserBeingErasedError, ValidationError } from '../errors';
-import type { CypherRunner } from '../infra/neo4j';
+import { rows, type CypherRunner } from '../infra/neo4j';
 import { indexOrFallback, SmallOwners } from '../infra/vector-scan';
 import { ANY_TIME, heldSearchCypher, OwnerVectors, type HeldFilter, type HeldLabel, type HeldRanking, type HeldVectorsOptions, type HoldMode } from '../infra/owner-vectors';
 import type { TurnFilters } from '../episodic/contract';
@@ -439,7 +439,8 @@ interface RelRow extends Omit<Relationship, 'properties'> {
   propertiesJson: string | null;
 }
 
-function parseProps(json: string | null): Props {
+/** A node's `properties_json` (written by the stores with JSON.stringify) as an object. */
+export function parseProps(json: string | null): Props {
   return json ? (JSON.parse(json) as Props) : {};
 }
 export function toEntity({ propertiesJson, ...row }: EntityRow): Entity {
@@ -450,10 +451,6 @@ export function toFact({ propertiesJson, ...row }: FactRow): Fact {
 }
 export function toRelationship({ propertiesJson, ...row }: RelRow): Relationship {
   return { ...row, properties: parseProps(propertiesJson) };
-}
-
-async function rows<T>(tx: ManagedTransaction, cypher: string, params: Record<string, unknown>): Promise<T[]> {
-  return (await tx.run(cypher, params)).records.map((r) => r.toObject() as T);
 }
 
 /** `found` in the order of `ids` (the ones found; each once). */

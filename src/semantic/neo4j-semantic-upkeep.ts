@@ -32,17 +32,6 @@ SET f.salience = CASE WHEN days > 0 AND f.salience IS NOT NULL THEN f.salience *
     f.decayed_at = datetime($now)
 RETURN count(f) AS n`;
 
-// $now, $minSalience, $days, $limit, $userIds -> {n}: soft-deletes low-salience entities nobody used
-// (not accessed for $days, no active fact about them, not protected); one batch
-const DROP_ENTITIES = `
-MATCH (e:Entity)
-WHERE ($userIds IS NULL OR e.user_id IN $userIds) AND e.valid_to IS NULL AND NOT coalesce(e.protected, false)
-  AND e.salience < $minSalience AND coalesce(e.last_accessed, e.created_at) < datetime($now) - duration({days: $days})
-  AND NOT EXISTS { MATCH (f:Fact)-[:ABOUT]->(e) WHERE f.status = 'active' }
-WITH e LIMIT toInteger($limit)
-SET e.valid_to = datetime($now), e.dropped_by = 'cleanup', e.updated_at = datetime($now)
-RETURN count(e) AS n`;
-
 // $threshold, $limit, $userIds -> pairs of active facts about one entity, same user, channel and
 // predicate, with the same normalized claim or embeddings at least $threshold similar
 const DUPLICATE_PAIRS = `
@@ -83,10 +72,6 @@ export class Neo4jSemanticUpkeep implements SemanticUpkeep {
 
   async decayFacts(p: { now: string; rate: number; weeklyRate: number; limit: number; userIds: UserFilter }): Promise<number> {
     return (await this.db.write<{ n: number }>(DECAY_FACTS, { ...p }, TAG('decay-facts')))[0]?.n ?? 0;
-  }
-
-  async dropUnusedEntities(p: { now: string; minSalience: number; days: number; limit: number; userIds: UserFilter }): Promise<number> {
-    return (await this.db.write<{ n: number }>(DROP_ENTITIES, { ...p }, TAG('drop-entities')))[0]?.n ?? 0;
   }
 
   duplicateFactPairs(p: { threshold: number; limit: number; userIds: UserFilter }): Promise<DuplicateFactPair[]> {

@@ -109,7 +109,7 @@ export class PgShortTermStore implements ShortTermStore {
   }
 
   userData(): UserDataPart {
-    return new PgUserRows(this.pg, 'short-term', ['short_term_entries']);
+    return new PgUserRows(this.pg, 'short-term', ['short_term_entries'], { agentColumn: 'agent_id' });
   }
 }
 

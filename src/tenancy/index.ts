@@ -5,5 +5,5 @@ export { UserWriteFence, type FencePass } from './user-fence';
 export { Neo4jUserGraph } from './neo4j-user-graph';
 export { PgUserRows } from './pg-user-rows';
 export { RedisUserKeys } from './redis-user-keys';
-export type { ExportLine, NodeRef, UserStats, ErasureReport, UserDataPart, ImportCounts } from './user-data';
+export type { AgentView, ExportLine, NodeRef, UserStats, ErasureReport, UserDataPart, ImportCounts } from './user-data';
 export { emptyErasureReport } from './user-data';

@@ -2,7 +2,8 @@ import { ValidationError } from '../errors';
 import { scopeKey } from '../access';
 import { SCOPED_LABELS } from '../infra/fulltext-scope';
 import type { CypherRunner } from '../infra/neo4j';
-import { chunks, type ErasureReport, type ExportLine, type ImportCounts, type NodeRef, type UserDataPart, type UserStats } from './user-data';
+import { poolProvenance } from '../pools/neo4j-pool-store';
+import { chunks, type AgentView, type ErasureReport, type ExportLine, type ImportCounts, type NodeRef, type UserDataPart, type UserStats } from './user-data';
 
 const TAG = (op: string) => ({ subsystem: 'tenancy', op });
 
@@ -20,8 +21,9 @@ const FROM_TYPED = `CASE
 
 // -> {label}: every node label in the database
 const LABELS = 'CALL db.labels() YIELD label RETURN label';
-// $userId -> {ref}: the user's node and every node owned by the user (per label, so the user_id range index is used)
-const OWNED_NODES = (label: string) => `MATCH (n:${quoteName(label)}) WHERE n.user_id = $userId RETURN elementId(n) AS ref`;
+// $userId, $readable (pools an agent may read; null: every node) -> {ref}: the nodes of a label the user owns
+// (per label, so the user_id range index is used); pool data only of the readable pools (AgentView)
+const OWNED_NODES = (label: string) => `MATCH (n:${quoteName(label)}) WHERE n.user_id = $userId AND ($readable IS NULL OR n.pool_id IS NULL OR n.pool_id IN $readable) RETURN elementId(n) AS ref`;
 // $userIds -> {userId, n}: how many nodes of a label each user owns (the user_id range index, no rows read)
 const COUNT_OWNED = (label: string) => `UNWIND $userIds AS uid MATCH (n:${quoteName(label)}) WHERE n.user_id = uid RETURN uid AS userId, count(n) AS n`;
 // $userId -> {ref}
@@ -109,9 +111,10 @@ export class Neo4jUserGraph implements UserDataPart {
     return line.kind === 'node' || line.kind === 'rel';
   }
 
-  async stats(userId: string, into: UserStats): Promise<void> {
+  async stats(userId: string, into: UserStats, view?: AgentView): Promise<void> {
+    const readable = view?.readablePools ?? null;
     for (const label of await this.labels()) {
-      const n = label === 'User' ? (await this.neo4j.read(USER_NODE, { userId }, TAG('stats'))).length : (await this.neo4j.read(OWNED_NODES(label), { userId }, TAG('stats'))).length;
+      const n = label === 'User' ? (await this.neo4j.read(USER_NODE, { userId }, TAG('stats'))).length : (await this.neo4j.read(OWNED_NODES(label), { userId, readable }, TAG('stats'))).length;
       if (n > 0) into.nodes[label] = n;
     }
   }
@@ -129,20 +132,22 @@ export class Neo4jUserGraph implements UserDataPart {
     return out;
   }
 
-  async *export(userId: string): AsyncGenerator<ExportLine> {
-    const refs = await this.nodeRefs(userId);
-    const all = [...refs];
-    for (const batch of chunks(all, 500)) {
+  async *export(userId: string, view?: AgentView): AsyncGenerator<ExportLine> {
+    const all = [...(await this.nodeRefs(userId))];
+    // An agent's export leaves out the nodes it may not see, and every relationship touching one.
+    const refs = view ? await this.nodeRefs(userId, view) : new Set(all);
+    const hidden = (ref: NodeRef) => typeof ref === 'string' && !refs.has(ref);
+    for (const batch of chunks([...refs], 500)) {
       const rows = await this.neo4j.read<{ ref: string; labels: string[]; props: TypedProp[] }>(READ_NODES, { refs: batch }, TAG('export'));
       for (const r of rows) yield { kind: 'node', ref: r.ref, labels: r.labels, ...splitTyped(r.props) };
     }
-    for (const batch of chunks(all, 500)) {
+    for (const batch of chunks([...refs], 500)) {
       const rows = await this.neo4j.read<RelRow>(READ_RELS, { refs: batch, all }, TAG('export'));
       for (const r of rows) {
         const start = r.startShared ? sharedRef(r.startShared, userId) : r.start;
         const end = r.endShared ? sharedRef(r.endShared, userId) : r.end;
         // A link to another user's node is never exported (and should not exist).
-        if (start === null || end === null) continue;
+        if (start === null || end === null || hidden(start) || hidden(end)) continue;
         yield { kind: 'rel', type: r.type, start, end, ...splitTyped(r.props) };
       }
     }
@@ -192,6 +197,8 @@ export class Neo4jUserGraph implements UserDataPart {
   }
 
   async erase(userId: string, report: ErasureReport): Promise<void> {
+    // Shared pool entries written without a user id but from the user's conversations name the user by provenance: they go too.
+    report.nodesDeleted += await this.neo4j.writeTx(async (tx) => poolProvenance.purge(tx, await poolProvenance.namingUser(tx, userId)), TAG('erase'));
     const refs = await this.nodeRefs(userId);
     for (const batch of chunks([...refs], 1000)) {
       report.nodesDeleted += (await this.neo4j.write<{ deleted: number }>(DELETE_NODES, { refs: batch }, TAG('erase')))[0]?.deleted ?? 0;
@@ -202,12 +209,13 @@ export class Neo4jUserGraph implements UserDataPart {
     return (await this.neo4j.read<{ label: string }>(LABELS, {}, TAG('labels'))).map((r) => r.label).filter((l) => SAFE_NAME.test(l));
   }
 
-  private async nodeRefs(userId: string): Promise<Set<string>> {
+  private async nodeRefs(userId: string, view?: AgentView): Promise<Set<string>> {
     const refs = new Set<string>();
+    const readable = view?.readablePools ?? null;
     for (const r of await this.neo4j.read<{ ref: string }>(USER_NODE, { userId }, TAG('refs'))) refs.add(r.ref);
     for (const label of await this.labels()) {
       if (label === 'User') continue;
-      for (const r of await this.neo4j.read<{ ref: string }>(OWNED_NODES(label), { userId }, TAG('refs'))) refs.add(r.ref);
+      for (const r of await this.neo4j.read<{ ref: string }>(OWNED_NODES(label), { userId, readable }, TAG('refs'))) refs.add(r.ref);
     }
     return refs;
   }

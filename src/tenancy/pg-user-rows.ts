@@ -1,6 +1,6 @@
 import { ValidationError } from '../errors';
 import type { Queryable } from '../infra/postgres';
-import type { ErasureReport, ExportLine, ImportCounts, UserDataPart, UserStats } from './user-data';
+import type { AgentView, ErasureReport, ExportLine, ImportCounts, UserDataPart, UserStats } from './user-data';
 
 // -> {table, columns: [{name, generated}]}: user-owned tables (a user_id column), partitions excluded
 const USER_TABLES = `
@@ -28,30 +28,42 @@ export async function userTables(pg: Queryable): Promise<TableInfo[]> {
 /**
  * A store's user-owned Postgres tables as a UserDataPart: the rows whose `user_id` is the
  * user's. The owning store names its tables (see its `userData()`); the statements are
- * built from the catalog's names, one per table, with the user as a parameter.
+ * built from the catalog's names, one per table, with the user as a parameter. A store whose
+ * rows are private to the agent that wrote them names that column (`agentColumn`): an
+ * agent's view (AgentView) holds only its own rows.
  */
 export class PgUserRows implements UserDataPart {
   constructor(
     private readonly pg: Queryable,
     readonly kind: string,
     readonly tables: readonly string[],
+    private readonly opts: { agentColumn?: string } = {},
   ) {}
+
+  /** The rows of a table a view sees: the user's, and with an agent-private column only that agent's ($2). */
+  private visible(view: AgentView | undefined): { where: string; params: (userId: string) => unknown[] } {
+    const col = this.opts.agentColumn;
+    if (!view || !col) return { where: 'user_id = $1', params: (u) => [u] };
+    return { where: `user_id = $1 AND ${quoteSql(col)} = $2`, params: (u) => [u, view.agentId] };
+  }
 
   owns(line: ExportLine): boolean {
     return line.kind === 'row' && this.tables.includes(line.table);
   }
 
-  async stats(userId: string, into: UserStats): Promise<void> {
+  async stats(userId: string, into: UserStats, view?: AgentView): Promise<void> {
+    const v = this.visible(view);
     for (const t of await this.catalog()) {
-      const n = Number((await this.pg.query<{ n: string }>(`SELECT count(*) AS n FROM ${quoteSql(t.table)} WHERE user_id = $1`, [userId])).rows[0]!.n);
+      const n = Number((await this.pg.query<{ n: string }>(`SELECT count(*) AS n FROM ${quoteSql(t.table)} WHERE ${v.where}`, v.params(userId))).rows[0]!.n);
       if (n > 0) into.rows[t.table] = n;
     }
   }
 
-  async *export(userId: string): AsyncGenerator<ExportLine> {
+  async *export(userId: string, view?: AgentView): AsyncGenerator<ExportLine> {
+    const v = this.visible(view);
     for (const t of await this.catalog()) {
       const keep = t.columns.filter((c) => !c.generated).map((c) => c.name);
-      const res = await this.pg.query<{ row: Record<string, unknown> }>(`SELECT to_jsonb(t) AS row FROM ${quoteSql(t.table)} t WHERE user_id = $1`, [userId]);
+      const res = await this.pg.query<{ row: Record<string, unknown> }>(`SELECT to_jsonb(t) AS row FROM ${quoteSql(t.table)} t WHERE ${v.where}`, v.params(userId));
       for (const { row } of res.rows) yield { kind: 'row', table: t.table, row: Object.fromEntries(keep.map((c) => [c, row[c] ?? null])) };
     }
   }

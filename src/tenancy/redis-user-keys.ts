@@ -35,10 +35,9 @@ export class RedisUserKeys implements UserDataPart {
 
   async erase(userId: string, report: ErasureReport): Promise<void> {
     this.requireRedis();
-    await this.working.clearUser(userScope(userId));
-    const keys = await this.keys(userId);
-    for (const batch of chunks(keys, 500)) await this.redis.del(...batch);
-    report.redisKeysDeleted += keys.length;
+    let deleted = await this.working.clearUser(userScope(userId));
+    for (const batch of chunks(await this.keys(userId), 500)) deleted += await this.redis.del(...batch);
+    report.redisKeysDeleted += deleted;
   }
 
   private requireRedis(): void {

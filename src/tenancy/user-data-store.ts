@@ -2,7 +2,7 @@ import type { AuditTrail } from '../audit/contract';
 import { SchemaError, ValidationError } from '../errors';
 import type { Queryable } from '../infra/postgres';
 import { userTables } from './pg-user-rows';
-import { emptyErasureReport, type ErasureReport, type ExportLine, type UserDataPart, type UserStats } from './user-data';
+import { emptyErasureReport, type AgentView, type ErasureReport, type ExportLine, type UserDataPart, type UserStats } from './user-data';
 import type { UserWriteFence } from './user-fence';
 
 export type { ErasureReport, ExportLine, NodeRef, UserDataPart, UserStats } from './user-data';
@@ -45,19 +45,19 @@ export class UserDataStore {
     return counter ? counter.nodeCounts(userIds) : new Map(userIds.map((u) => [u, {}]));
   }
 
-  /** Counts of the user's nodes per label and rows per table (only non-zero entries), and Redis keys. */
-  async stats(userId: string): Promise<UserStats> {
+  /** Counts of the user's nodes per label and rows per table (only non-zero entries), and Redis keys; with `view`, what that agent may see. */
+  async stats(userId: string, view?: AgentView): Promise<UserStats> {
     await this.assertComplete();
     const stats: UserStats = { userId, nodes: {}, rows: {}, workingKeys: 0 };
-    for (const part of this.parts) await part.stats(userId, stats);
+    for (const part of this.parts) await part.stats(userId, stats, view);
     return stats;
   }
 
-  /** Streams the user's memory as export lines (working memory is ephemeral and not exported). */
-  async *export(userId: string): AsyncGenerator<ExportLine> {
+  /** Streams the user's memory as export lines (working memory is ephemeral and not exported); with `view`, what that agent may see. */
+  async *export(userId: string, view?: AgentView): AsyncGenerator<ExportLine> {
     await this.assertComplete();
     yield { kind: 'header', format: 'mnemograph-user-export', version: 1, userId, exportedAt: new Date().toISOString() };
-    for (const part of this.parts) yield* part.export(userId);
+    for (const part of this.parts) yield* part.export(userId, view);
   }
 
   /**
@@ -101,13 +101,14 @@ export class UserDataStore {
    * The erasure runs behind the user's write fence (UserWriteFence): writes through the API
    * and MCP that entered before it are waited for, writes arriving while it runs are refused
    * (409 USER_BEING_ERASED), and `then` (the tenant's unregistration) runs before the fence
-   * opens, so nothing written after can be left unregistered. Two sweeps: a write that does
+   * opens, so nothing written after can be left unregistered; with `openAfter` (the API's
+   * answer being sent) the fence stays closed until the caller has its answer. Two sweeps: a write that does
    * not pass the fence (a library caller, an observation batch whose transaction holds its
    * rows, which the table delete waits for) may land after the first; the second,
    * `graceMs` later, removes it. A consolidation run checks that its conversation still
    * exists before it writes what it extracted.
    */
-  async erase(userId: string, opts: { then?: () => Promise<void> } = {}): Promise<ErasureReport> {
+  async erase(userId: string, opts: { then?: () => Promise<void>; openAfter?: Promise<unknown> } = {}): Promise<ErasureReport> {
     await this.assertComplete();
     const run = async () => {
       await this.opts.beforeErase?.();
@@ -126,7 +127,7 @@ export class UserDataStore {
       await opts.then?.();
       return report;
     };
-    return this.opts.fence ? this.opts.fence.closed(userId, run) : run();
+    return this.opts.fence ? this.opts.fence.closed(userId, run, { openAfter: opts.openAfter }) : run();
   }
 
   private async sweep(userId: string, report: ErasureReport): Promise<void> {

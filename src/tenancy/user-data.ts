@@ -40,6 +40,17 @@ export interface ImportCounts {
 }
 
 /**
+ * What an agent key sees of a user's whole memory: exactly what its routes show it. Pool
+ * data (any node with a `pool_id`) only of the pools it may read, short-term entries only its
+ * own; everything else of the user as an admin key sees it. Absent: the whole tenant (an admin
+ * key, the CLI, the library).
+ */
+export interface AgentView {
+  agentId: string;
+  readablePools: readonly string[];
+}
+
+/**
  * One store's share of a user's memory: the per-user operations that `stats`, `export`,
  * `import` and `forget-user` are composed from. Every part is listed once, in the
  * composition root (src/container.ts); a Postgres table with a `user_id` column that no
@@ -53,12 +64,12 @@ export interface UserDataPart {
   readonly tables: readonly string[];
   /** True for the export lines this part writes and restores. */
   owns(line: ExportLine): boolean;
-  /** Adds the user's counts (only non-zero entries) to `into`. */
-  stats(userId: string, into: UserStats): Promise<void>;
+  /** Adds the user's counts (only non-zero entries) to `into`; with `view`, only what that agent may see. */
+  stats(userId: string, into: UserStats, view?: AgentView): Promise<void>;
   /** Optional: node counts per label of many users at once (the graph part), for listings. */
   nodeCounts?(userIds: readonly string[]): Promise<Map<string, Record<string, number>>>;
-  /** The user's lines, streamed. */
-  export(userId: string): AsyncIterable<ExportLine>;
+  /** The user's lines, streamed; with `view`, only what that agent may see. */
+  export(userId: string, view?: AgentView): AsyncIterable<ExportLine>;
   /** Throws ValidationError when one of its `lines` is not `userId`'s or cannot be restored. Writes nothing. */
   check(lines: ExportLine[], userId: string): Promise<void>;
   /** Restores its (checked) lines idempotently; `onProgress` gets how many of them are done. */

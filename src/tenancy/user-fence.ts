@@ -20,28 +20,33 @@ export interface FencePass {
  * its own fence (correct for one instance; the erasure's second sweep covers the rest).
  */
 export class UserWriteFence {
-  private readonly local = new Map<string, { closers: number; inside: Set<string>; epoch: number }>();
+  private readonly local = new Map<string, { closers: number; inside: Set<string>; epoch: number; openedAt: number }>();
 
   constructor(
     private readonly redis: RedisClient,
     private readonly opts: { leaseMs?: number; drainMs?: number; closeMs?: number } = {},
   ) {}
 
-  /** Enters the fence for every user (all or none); throws UserBeingErasedError when one is being erased. */
-  async enter(userIds: readonly string[]): Promise<FencePass> {
+  /**
+   * Enters the fence for every user (all or none); throws UserBeingErasedError when one is
+   * being erased, or when an erasure of one ended after `arrivedAt` (ms, when the request
+   * reached the server): a write that arrived while the erasure ran is refused, not let in
+   * once the fence opens. Clocks of API processes are taken to agree within a millisecond or so.
+   */
+  async enter(userIds: readonly string[], arrivedAt = Date.now()): Promise<FencePass> {
     const users = [...new Set(userIds)];
     if (users.length === 0) return { epochs: [], release: async () => undefined };
     const ticket = randomUUID();
-    if (!this.shared()) return this.enterLocal(users, ticket);
+    if (!this.shared()) return this.enterLocal(users, ticket, arrivedAt);
     const deadline = Date.now() + (this.opts.leaseMs ?? 5 * 60_000);
     let result: number[] | number;
     try {
-      result = (await this.redis.eval(ENTER, users.length * 3, ...users.flatMap(keysOf), ticket, String(deadline))) as number[] | number;
+      result = (await this.redis.eval(ENTER, users.length * 4, ...users.flatMap(keysOf), ticket, String(deadline), String(arrivedAt))) as number[] | number;
     } catch (err) {
       // Redis went away between the status check and the command: the process's own fence, as
       // when it was down already (was a 500 during a Redis shutdown).
       if (this.shared() && !REDIS_CONNECTION_LOST.test(errorMessage(err))) throw err;
-      return this.enterLocal(users, ticket);
+      return this.enterLocal(users, ticket, arrivedAt);
     }
     if (typeof result === 'number') throw new UserBeingErasedError(users[result - 1]!);
     return {
@@ -55,9 +60,12 @@ export class UserWriteFence {
   /**
    * Closes the fence of a user, waits for the writes inside to leave, runs `work`, then
    * opens the fence with a new epoch. Writes arriving meanwhile get UserBeingErasedError.
+   * With `openAfter` (the erasure's answer going out), the fence opens only once that has
+   * settled, at most OPEN_AFTER_MS later: a write refused until then was never acknowledged
+   * before the erasure answered, so none acknowledged before that answer survives it.
    */
-  async closed<T>(userId: string, work: () => Promise<T>): Promise<T> {
-    const [closers, inside, epoch] = keysOf(userId);
+  async closed<T>(userId: string, work: () => Promise<T>, opts: { openAfter?: Promise<unknown> } = {}): Promise<T> {
+    const [closers, inside, epoch, opened] = keysOf(userId);
     const shared = this.shared();
     if (shared)
       await this.redis
@@ -66,19 +74,34 @@ export class UserWriteFence {
         .pexpire(closers, this.opts.closeMs ?? 10 * 60_000)
         .exec();
     else this.localOf(userId).closers++;
-    try {
-      await this.drain(userId, shared, inside);
-      return await work();
-    } finally {
-      // The epoch stays (it is how every process's registration cache learns of the erasure: part
-      // of the erasure's record, like user_erasures); the closer count goes once no erasure holds it.
-      if (shared) await this.redis.eval(OPEN, 2, epoch, closers);
+    // The epoch stays (it is how every process's registration cache learns of the erasure: part
+    // of the erasure's record, like user_erasures); the closer count goes once no erasure holds it.
+    const open = async () => {
+      if (shared) await this.redis.eval(OPEN, 3, epoch, closers, opened, String(Date.now()), String(OPENED_TTL_MS));
       else {
         const l = this.localOf(userId);
         l.epoch++;
         l.closers--;
+        l.openedAt = Date.now();
       }
+    };
+    let result: T;
+    try {
+      await this.drain(userId, shared, inside);
+      result = await work();
+    } catch (err) {
+      await open();
+      throw err;
     }
+    if (!opts.openAfter) await open();
+    else {
+      // Opened in the background: the caller answers meanwhile (the fence's closer count expires on its own if this fails).
+      const bound = new Promise((r) => setTimeout(r, OPEN_AFTER_MS).unref());
+      void Promise.race([opts.openAfter.catch(() => undefined), bound])
+        .then(open)
+        .catch(() => undefined);
+    }
+    return result;
   }
 
   private async drain(userId: string, shared: boolean, inside: string): Promise<void> {
@@ -91,9 +114,9 @@ export class UserWriteFence {
     }
   }
 
-  private enterLocal(users: string[], ticket: string): FencePass {
+  private enterLocal(users: string[], ticket: string, arrivedAt: number): FencePass {
     const states = users.map((u) => this.localOf(u));
-    const fenced = states.findIndex((s) => s.closers > 0);
+    const fenced = states.findIndex((s) => s.closers > 0 || s.openedAt >= arrivedAt);
     if (fenced >= 0) throw new UserBeingErasedError(users[fenced]!);
     for (const s of states) s.inside.add(ticket);
     return {
@@ -106,7 +129,7 @@ export class UserWriteFence {
 
   private localOf(userId: string) {
     let l = this.local.get(userId);
-    if (!l) this.local.set(userId, (l = { closers: 0, inside: new Set(), epoch: 0 }));
+    if (!l) this.local.set(userId, (l = { closers: 0, inside: new Set(), epoch: 0, openedAt: -1 }));
     return l;
   }
 
@@ -115,32 +138,41 @@ export class UserWriteFence {
   }
 }
 
-/**
- * Redis keys of a user's fence. No ':' before the user id, so the erasure's own sweep of the
- * user's Redis keys (RedisUserKeys: `*:<user>:*`, `*:<user>`) leaves them alone.
- */
-// KEYS: epoch, closers -> nothing: a new epoch, one closer fewer, the count deleted at zero
+/** How long an erasure's answer may take to go out before the fence opens anyway. */
+const OPEN_AFTER_MS = 5_000;
+/** How long the moment a fence opened is kept: longer than any request waits to reach the fence. */
+const OPENED_TTL_MS = 10 * 60_000;
+
+// KEYS: epoch, closers, opened; ARGV: now (ms), opened's TTL -> nothing: a new epoch, one closer
+// fewer (the count deleted at zero), and when it opened
 const OPEN = `redis.call('INCR', KEYS[1])
-if redis.call('DECR', KEYS[2]) <= 0 then redis.call('DEL', KEYS[2]) end`;
+if redis.call('DECR', KEYS[2]) <= 0 then redis.call('DEL', KEYS[2]) end
+redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[2])`;
 
 // ioredis's errors for a connection that dropped while its status still said ready.
 const REDIS_CONNECTION_LOST = /Stream isn't writeable|Connection is closed|ECONNRESET|ECONNREFUSED|EPIPE/;
 
-function keysOf(userId: string): [closers: string, inside: string, epoch: string] {
-  return [`erasure-fence/${userId}/closers`, `erasure-fence/${userId}/inside`, `erasure-fence/${userId}/epoch`];
+/**
+ * Redis keys of a user's fence. No ':' before the user id, so the erasure's own sweep of the
+ * user's Redis keys (RedisUserKeys: `*:<user>:*`, `*:<user>`) leaves them alone.
+ */
+function keysOf(userId: string): [closers: string, inside: string, epoch: string, opened: string] {
+  return [`erasure-fence/${userId}/closers`, `erasure-fence/${userId}/inside`, `erasure-fence/${userId}/epoch`, `erasure-fence/${userId}/opened`];
 }
 
-// KEYS: (closers, inside, epoch) per user; ARGV: ticket, lease deadline (ms)
-// -> the 1-based position of a user being erased, or every user's epoch after entering all.
+// KEYS: (closers, inside, epoch, opened) per user; ARGV: ticket, lease deadline (ms), arrival (ms)
+// -> the 1-based position of a user being erased (or whose erasure ended after the write
+// arrived), or every user's epoch after entering all.
 const ENTER = `
-local n = #KEYS / 3
+local n = #KEYS / 4
 for i = 1, n do
-  if tonumber(redis.call('GET', KEYS[i * 3 - 2]) or '0') > 0 then return i end
+  if tonumber(redis.call('GET', KEYS[i * 4 - 3]) or '0') > 0 then return i end
+  if tonumber(redis.call('GET', KEYS[i * 4]) or '-1') >= tonumber(ARGV[3]) then return i end
 end
 local epochs = {}
 for i = 1, n do
-  redis.call('ZADD', KEYS[i * 3 - 1], ARGV[2], ARGV[1])
-  redis.call('PEXPIRE', KEYS[i * 3 - 1], 86400000)
-  epochs[i] = tonumber(redis.call('GET', KEYS[i * 3]) or '0')
+  redis.call('ZADD', KEYS[i * 4 - 2], ARGV[2], ARGV[1])
+  redis.call('PEXPIRE', KEYS[i * 4 - 2], 86400000)
+  epochs[i] = tonumber(redis.call('GET', KEYS[i * 4 - 1]) or '0')
 end
 return epochs`;

@@ -44,6 +44,8 @@ export interface JobStores {
   shortTerm: Pick<ShortTermStore, 'promotable' | 'markPromoted' | 'deleteExpired'>;
   /** Who has automatic mining off (the extraction jobs skip them). */
   settings: Pick<SettingsStore, 'miningOff'>;
+  /** The retention rule's delete of one conversation, with what was learned only from it (src/forgetting). */
+  forget?: (userId: string, conversationId: string) => Promise<unknown>;
 }
 
 export interface JobDeps {
@@ -81,9 +83,8 @@ export function createJobs(d: JobDeps): Record<JobName, JobFn> {
       semantic: s.semantic,
       ledger: s.ledger,
       archiveDays: w.archiveDays,
-      minSalience: w.cleanupMinSalience,
-      unusedDays: w.cleanupUnusedDays,
       duplicateSimilarity: w.duplicateSimilarity,
+      retention: w.deleteDays === undefined || !s.forget ? undefined : { days: w.deleteDays, forget: s.forget },
     }),
     promote: promoteJob({ knowledge: d.knowledge, thresholds: w.promotion, batchSize: w.batchSize }),
     short_term: shortTermJob({ store: s.shortTerm, knowledge: d.knowledge, minAccess: w.shortTermMinAccess, batchSize: w.batchSize }),

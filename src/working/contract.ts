@@ -56,7 +56,7 @@ export interface WorkingMemoryStore {
   /** Removes every key of the session. */
   clearSession(scope: SessionScope): Promise<void>;
   /** Removes every session of the scope's user (all channels and conversations, whatever `scope.channels` says). */
-  clearUser(scope: AccessScope): Promise<void>;
+  clearUser(scope: AccessScope): Promise<number>;
 }
 
 /** `working:{user}:`: the prefix of every key of one user's sessions. */

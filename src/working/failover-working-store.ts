@@ -76,9 +76,10 @@ export class FailoverWorkingStore implements WorkingMemoryStore {
   clearSession(scope: SessionScope) {
     return Promise.all([this.fallback.clearSession(scope), this.route('clearSession', (s) => s.clearSession(scope))]).then(() => undefined);
   }
-  async clearUser(scope: AccessScope): Promise<void> {
+  /** Redis's count: the fallback holds copies of keys made while Redis was down, not keys of their own. */
+  async clearUser(scope: AccessScope): Promise<number> {
     await this.fallback.clearUser(scope);
     // Erasure must reach Redis too: let its failure surface instead of degrading silently.
-    await this.primary.clearUser(scope);
+    return this.primary.clearUser(scope);
   }
 }

@@ -100,8 +100,8 @@ export class MemoryWorkingStore implements WorkingMemoryStore {
     this.deletePrefix(`${sessionKey(scope)}:`);
   }
 
-  async clearUser(scope: AccessScope): Promise<void> {
-    this.deletePrefix(userKeyPrefix(scope));
+  async clearUser(scope: AccessScope): Promise<number> {
+    return this.deletePrefix(userKeyPrefix(scope));
   }
 
   /** Drops expired entries; returns how many remain. */
@@ -110,7 +110,9 @@ export class MemoryWorkingStore implements WorkingMemoryStore {
     return this.entries.size;
   }
 
-  private deletePrefix(prefix: string): void {
-    for (const key of [...this.entries.keys()]) if (key.startsWith(prefix)) this.entries.delete(key);
+  private deletePrefix(prefix: string): number {
+    let n = 0;
+    for (const key of [...this.entries.keys()]) if (key.startsWith(prefix) && this.entries.delete(key)) n++;
+    return n;
   }
 }

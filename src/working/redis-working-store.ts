@@ -119,16 +119,18 @@ export class RedisWorkingStore implements WorkingMemoryStore {
     await this.redis.del(`${base}:turns`, `${base}:thoughts`, `${base}:goal`, `${base}:ctxkeys`, ...ctxKeys.map((k) => `${base}:ctx:${k}`));
   }
 
-  async clearUser(scope: AccessScope): Promise<void> {
+  async clearUser(scope: AccessScope): Promise<number> {
     // SCAN (not KEYS) so a large keyspace is walked without blocking Redis. The configured
     // key prefix is applied by ioredis to commands but not to SCAN patterns.
     const prefix = (this.redis.options as { keyPrefix?: string }).keyPrefix ?? '';
     let cursor = '0';
+    let deleted = 0;
     do {
       const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${prefix}${userKeyPrefix(scope)}*`, 'COUNT', 500);
       cursor = next;
-      if (keys.length > 0) await this.redis.del(...keys.map((k) => k.slice(prefix.length)));
+      if (keys.length > 0) deleted += await this.redis.del(...keys.map((k) => k.slice(prefix.length)));
     } while (cursor !== '0');
+    return deleted;
   }
 }
 

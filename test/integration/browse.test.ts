@@ -69,8 +69,9 @@ describe('browse routes', () => {
     const u = await seedUser(h, A.key);
     const conv = `/v1/users/${u.userId}/conversations/${u.conversationId}`;
     const dry = await h.call(A.key, 'DELETE', `${conv}/turns/0?dryRun=true`);
-    expect(dry.body).toMatchObject({ dryRun: true, turns: 1, conversation: false, derivedFacts: 1 });
-    expect(dry.body.summary).toMatch(/1 fact learned from it stays/);
+    expect(dry.body).toMatchObject({ dryRun: true, turns: 1, conversation: false, derivedFacts: 1, counts: { fact: { delete: 1, keep: 0 } } });
+    expect(dry.body.items).toEqual(expect.arrayContaining([{ kind: 'fact', id: u.factId, label: 'The user lives in Lisbon', action: 'delete', why: 'learned only from the deleted turns' }]));
+    expect(dry.body.summary).toMatch(/learned only from it: 1 fact would go/);
     expect((await h.call(A.key, 'GET', conv)).body.turns).toHaveLength(2);
 
     const gone = await h.call(A.key, 'DELETE', `${conv}/turns/0`);
@@ -79,8 +80,8 @@ describe('browse routes', () => {
     expect((await h.call(A.key, 'DELETE', `${conv}/turns/0`)).status).toBe(404);
     const logRows = await h.m.pg.primary.query('SELECT turn_index FROM conversation_logs WHERE conversation_id = $1', [`${A.tenantId}.${u.conversationId}`]);
     expect(logRows.rows.map((r) => r.turn_index)).toEqual([1]);
-    // The fact learned from the deleted turn stays.
-    expect((await h.call(A.key, 'GET', `/v1/users/${u.userId}/facts/${u.factId}`)).status).toBe(200);
+    // The fact learned only from the deleted turn goes with it.
+    expect((await h.call(A.key, 'GET', `/v1/users/${u.userId}/facts/${u.factId}`)).status).toBe(404);
 
     const dryConv = await h.call(A.key, 'DELETE', `${conv}?dryRun=true`);
     expect(dryConv.body).toMatchObject({ dryRun: true, turns: 1, conversation: true, workingMemory: true });

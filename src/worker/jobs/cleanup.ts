@@ -4,13 +4,17 @@ import type { SemanticUpkeep } from '../../semantic/contract';
 import type { ConsolidationLedger, JobContext, JobStats } from '../contract';
 
 export interface CleanupDeps {
-  conversations: Pick<ConversationUpkeep, 'archiveIdle'>;
-  semantic: Pick<SemanticUpkeep, 'dropUnusedEntities' | 'duplicateFactPairs' | 'mergeDuplicateFacts'>;
+  conversations: Pick<ConversationUpkeep, 'archiveIdle' | 'expiredConversations'>;
+  semantic: Pick<SemanticUpkeep, 'duplicateFactPairs' | 'mergeDuplicateFacts'>;
   ledger: ConsolidationLedger;
   archiveDays: number;
-  minSalience: number;
-  unusedDays: number;
   duplicateSimilarity: number;
+  /**
+   * The operator's retention rule (off when absent): conversations idle more than `days` are
+   * deleted by `forget` (src/forgetting: what was learned only from them goes too, confirmed
+   * facts stay, each delete audited as `retention_delete`).
+   */
+  retention?: { days: number; forget: (userId: string, conversationId: string) => Promise<unknown> };
   batchSize?: number;
 }
 
@@ -36,16 +40,18 @@ export function sameStatement(aJson: string | null, bJson: string | null): boole
 }
 
 /**
- * `cleanup` (daily): archives conversations idle for `archiveDays`, soft-deletes unused
- * low-salience entities, merges near-duplicate facts (keeping the protected, then the
- * more confident, then the older one), and prunes the consolidation ledger.
+ * `cleanup` (daily): moves conversations idle for `archiveDays` to the archive tier (a label:
+ * archived memory stays in recall), applies the retention rule when the operator set one,
+ * merges near-duplicate facts (keeping the protected, then the more confident, then the older
+ * one), and prunes the consolidation ledger. Nothing leaves recall here but by the retention
+ * rule: decayed entities and facts rank lower, they are not hidden.
  */
 export function cleanupJob(deps: CleanupDeps) {
   return async (ctx: JobContext): Promise<JobStats> => {
     const now = ctx.clock.now().toISOString();
     const limit = deps.batchSize ?? 500;
     const userIds = ctx.userIds ?? null;
-    const stats: JobStats = { archived: 0, entitiesDropped: 0, factsMerged: 0, ledgerPruned: 0 };
+    const stats: JobStats = { archived: 0, retentionDeleted: 0, factsMerged: 0, ledgerPruned: 0 };
     for (;;) {
       if (ctx.signal.aborted) return stats;
       await ctx.pause();
@@ -53,12 +59,16 @@ export function cleanupJob(deps: CleanupDeps) {
       stats.archived! += n;
       if (n < limit) break;
     }
-    for (;;) {
+    for (const r = deps.retention; r;) {
       if (ctx.signal.aborted) return stats;
-      await ctx.pause();
-      const n = await deps.semantic.dropUnusedEntities({ now, minSalience: deps.minSalience, days: deps.unusedDays, limit, userIds });
-      stats.entitiesDropped! += n;
-      if (n < limit) break;
+      const expired = await deps.conversations.expiredConversations({ now, days: r.days, limit, userIds });
+      for (const c of expired) {
+        if (ctx.signal.aborted) return stats;
+        await ctx.pause();
+        await r.forget(c.userId, c.id);
+        stats.retentionDeleted!++;
+      }
+      if (expired.length < limit) break;
     }
     const pairs = await deps.semantic.duplicateFactPairs({ threshold: deps.duplicateSimilarity, limit, userIds });
     for (const p of pairs) {

@@ -11,6 +11,36 @@ const PAGE = 500;
 const ROW_HEIGHT = 44;
 
 type Report = Awaited<ReturnType<typeof call<typeof routes.deleteConversation>>>;
+type DerivedItem = Report['items'][number];
+
+const KIND_LABEL: Record<DerivedItem['kind'], string> = {
+  fact: 'fact',
+  relationship: 'relationship',
+  entity: 'entity',
+  strategy: 'strategy',
+  toolInvocation: 'tool call',
+  poolEntry: 'shared pool entry',
+  profile: 'profile',
+};
+
+/** One group of the dry run's items (what goes, what comes back, what stays), each with why. */
+function DerivedList({ title, items, testId }: { title: string; items: DerivedItem[]; testId: string }) {
+  if (items.length === 0) return null;
+  return (
+    <div className="derived" data-testid={testId}>
+      <h4>
+        {title} ({items.length})
+      </h4>
+      <ul>
+        {items.map((i) => (
+          <li key={`${i.kind}:${i.id}`}>
+            <span className="kind">{KIND_LABEL[i.kind]}</span> {i.label} <span className="muted">— {i.why}</span>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
 type Pending = { kind: 'turn'; index: number; report: Report } | { kind: 'conversation'; report: Report };
 
 /**
@@ -121,9 +151,11 @@ export function ConversationPage() {
           <ul>
             <li>{pending.report.turns.toLocaleString()} turn(s) from Neo4j and the Postgres turn log</li>
             {pending.report.workingMemory && <li>the session&apos;s working memory (Redis)</li>}
-            <li>{pending.report.derivedFacts} fact(s) learned from them stay, without the link to their source</li>
           </ul>
-          <p className="muted">This cannot be undone. The deletion is recorded in the audit log with your key.</p>
+          <DerivedList title="Learned only from it: goes too" testId="derived-goes" items={pending.report.items.filter((i) => i.action === 'delete')} />
+          <DerivedList title="Current again (what replaced it goes)" testId="derived-restored" items={pending.report.items.filter((i) => i.action === 'restore')} />
+          <DerivedList title="Stays" testId="derived-stays" items={pending.report.items.filter((i) => i.action === 'keep')} />
+          <p className="muted">This cannot be undone. The deletion is recorded in the audit log with your key (kinds and counts, no content).</p>
           {remove.isError && <p className="error">{errorText(remove.error)}</p>}
         </Confirm>
       )}
