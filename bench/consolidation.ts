@@ -9,7 +9,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { loadConfig } from '../src/config';
+import { applyEnvFile, loadConfig } from '../src/config';
 import { createMnemograph } from '../src/container';
 import { defaultLocomoPath, loadLocomo } from './recall-datasets';
 
@@ -17,6 +17,7 @@ const ROOT = resolve(__dirname, '..');
 const OUT = join(ROOT, 'bench/results/consolidation.json');
 
 async function main(): Promise<void> {
+  applyEnvFile(process.env); // config/mnemograph.env, as every mnemograph command reads it
   const config = loadConfig({ ...process.env, EMBEDDING_MODE: 'deferred', ERASURE_GRACE_MS: '0', MIGRATE_ON_START: 'true', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
   const m = await createMnemograph(config, { backgroundEmbedding: false });
   const ds = loadLocomo(defaultLocomoPath());
