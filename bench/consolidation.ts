@@ -9,14 +9,16 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { loadConfig } from '../src/config';
+import { applyEnvFile, loadConfig } from '../src/config';
 import { createMnemograph } from '../src/container';
+import { consolidateUntilDone, storeLocomoConversation } from './locomo-consolidate';
 import { defaultLocomoPath, loadLocomo } from './recall-datasets';
 
 const ROOT = resolve(__dirname, '..');
 const OUT = join(ROOT, 'bench/results/consolidation.json');
 
 async function main(): Promise<void> {
+  applyEnvFile(process.env); // config/mnemograph.env, as every mnemograph command reads it
   const config = loadConfig({ ...process.env, EMBEDDING_MODE: 'deferred', ERASURE_GRACE_MS: '0', MIGRATE_ON_START: 'true', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
   const m = await createMnemograph(config, { backgroundEmbedding: false });
   const ds = loadLocomo(defaultLocomoPath());
@@ -25,34 +27,12 @@ async function main(): Promise<void> {
   const users = ds.conversations.map((c) => userOf(c.key));
   try {
     let turns = 0;
-    for (const conv of ds.conversations) {
-      for (const s of conv.sessions) {
-        if (s.turns.length === 0) continue;
-        const base = Date.parse(s.date);
-        await m.memory.storeTurns(
-          s.turns.map((t, i) => ({
-            userId: userOf(conv.key),
-            conversationId: `${run}-${s.key}`,
-            index: i,
-            role: t.role,
-            content: t.content,
-            timestamp: new Date(base + i * 1000).toISOString(),
-            metadata: { speaker: t.speaker },
-          })),
-        );
-        turns += s.turns.length;
-      }
-    }
+    for (const conv of ds.conversations) turns += await storeLocomoConversation(m, conv, userOf(conv.key), (session) => `${run}-${session}`);
     const worker = m.createWorker({ workerId: `bench-consolidation-${run}` });
     const t0 = performance.now();
     let runs = 0;
     try {
-      for (;;) {
-        const r = await worker.runJob('consolidate', { userIds: users });
-        runs++;
-        if (r.status !== 'succeeded') throw new Error(`consolidate failed: ${r.error ?? r.status}`);
-        if ((r.stats.conversations ?? 0) === 0) break;
-      }
+      runs = await consolidateUntilDone(worker, users);
     } finally {
       await worker.stop();
     }

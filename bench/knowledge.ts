@@ -22,7 +22,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { Command } from 'commander';
-import { loadConfig } from '../src/config';
+import { applyEnvFile, loadConfig } from '../src/config';
 import { createMnemograph, type Mnemograph } from '../src/container';
 import { createExtractor, RulesExtractor, type Extractor } from '../src/extraction';
 import { createJobs } from '../src/worker';
@@ -59,6 +59,7 @@ async function main(): Promise<void> {
   const only = opts.only ? new Set(opts.only.split(',')) : undefined;
   const cases = all.filter((c) => (opts.split === 'all' || c.split === opts.split) && (!only || only.has(c.id)));
 
+  applyEnvFile(process.env); // config/mnemograph.env, as every mnemograph command reads it
   const config = loadConfig({ ...process.env, EMBEDDING_MODE: 'deferred', ERASURE_GRACE_MS: '0', MIGRATE_ON_START: 'true', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
   const m = await createMnemograph(config, { backgroundEmbedding: false });
   const extractors: Extractor[] = [new RulesExtractor()];
