@@ -26,7 +26,7 @@ import { Neo4jPoolStore } from './pools';
 import { createExtractor, type Extractor } from './extraction';
 import { createChatModel, PgUsageSink } from './llm';
 import type { OpsSources } from './ops';
-import { PgObservationQueue, PgProfileStore, type ObservationQueue } from './observations';
+import { PgObservationQueue, PgProfileStore, profileFactOf, type ObservationQueue } from './observations';
 import { emptyErasureReport, Neo4jUserGraph, RedisUserKeys, UserDataStore, UserWriteFence, type UserDataPart, type UserStats } from './tenancy';
 import { createJobs, PgJobStore, RedisLockService, Worker, type Clock, type JobFn, type JobName, type JobStores, type KnowledgeWriter, type LockService } from './worker';
 import type { MetricSources } from './api/metrics';
@@ -272,7 +272,17 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     promotionThresholds: config.worker.promotion,
     entityMatchSimilarity: config.semantic.entityMatchSimilarity,
     observations,
-    profiles: { get: (userId) => profileStore.get(pools.primary, userId) },
+    profiles: {
+      get: (userId) => profileStore.get(pools.primary, userId),
+      // A retracted or corrected fact's value leaves the profile (a correction's enters it).
+      revise: async (userId, gone, added) => {
+        await profileStore.forget(
+          userId,
+          gone.flatMap((f) => profileFactOf(f) ?? []),
+          added.flatMap((f) => profileFactOf(f) ?? []),
+        );
+      },
+    },
     // Bound late: the jobs write through this facade, and the facade can run them.
     runJob: (name, o) => jobRunner.runJob(name, o),
     shortTerm,

@@ -1,4 +1,4 @@
-import type { ProfileFact } from '../observations/profile';
+import { profileFactOf, type ProfileFact } from '../observations/profile';
 import type { ForgettableStrategy } from '../procedural/neo4j-procedural-forgetting';
 import type { ForgettableEntity, ForgettableFact, ForgettableRelationship } from '../semantic/neo4j-semantic-forgetting';
 import { parseProps } from '../semantic/neo4j-semantic-store';
@@ -95,17 +95,7 @@ export function toPlan(items: DerivedItem[]): ForgetPlan {
   return { items, counts: countItems(items) };
 }
 
-/** A fact's profile form from its stored claim, predicate, tense and properties (as consolidation gave them). */
+/** A stored fact's profile form from its row (properties as JSON text). */
 export function profileClaim(claim: string, predicate: string | null, tense: string | null, propertiesJson: string | null): ProfileFact | null {
-  if (!predicate) return null;
-  const p = parseProps(propertiesJson);
-  const temporal = tense === 'past' || tense === 'future' ? tense : 'current';
-  return {
-    claim,
-    relation: predicate,
-    object: typeof p.object === 'string' ? p.object : undefined,
-    polarity: p.polarity === 'negative' ? 'negative' : 'positive',
-    singleValued: p.single_valued === true,
-    temporal,
-  };
+  return profileFactOf({ claim, predicate, temporal: tense, properties: parseProps(propertiesJson) });
 }

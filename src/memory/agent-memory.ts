@@ -41,7 +41,7 @@ import { MemoryBrowser } from '../browse/memory-browser';
 import type { ConversationBrowser } from '../episodic/contract';
 import type { Forgetter } from '../forgetting';
 import type { AgentView } from '../tenancy/user-data';
-import type { KnowledgeCuration } from '../semantic/contract';
+import type { Fact, KnowledgeCuration } from '../semantic/contract';
 import type { JobRunResult } from '../worker/worker';
 import { ShortTermMemory, type Clock, type ShortTermStore } from '../short-term';
 import { recallSkipReason, SettingsUpdateSchema, type MemorySettings, type SettingsStore, type SettingsUpdate } from '../settings';
@@ -96,7 +96,7 @@ export interface AgentMemoryDeps {
   poolFusion?: FusionSettings;
   /** The durable observation queue (src/observations) and the profile reader. */
   observations?: ObservationQueue;
-  profiles?: { get(userId: string): Promise<UserProfile> };
+  profiles?: { get(userId: string): Promise<UserProfile>; revise?(userId: string, gone: Fact[], added: Fact[]): Promise<void> };
   /** Runs a worker job now (src/worker); the composition root binds it. */
   runJob?: (name: JobName, opts?: { userIds?: string[] }) => Promise<JobRunResult>;
   /** The short-term tier (src/short-term) and the clock its TTLs are read against. */
@@ -453,7 +453,10 @@ export class AgentMemory {
   /** The short-term tier of agent sessions (src/short-term): typed entries with a TTL, durable in PostgreSQL. */
   get shortTerm(): ShortTermMemory {
     if (!this.d.shortTerm) throw new ValidationError('the short-term tier is not configured in this AgentMemory');
-    return (this.stm ??= new ShortTermMemory({ store: this.d.shortTerm, audit: this.d.audit, clock: this.d.clock ?? { now: () => new Date() } }, this.principal));
+    return (this.stm ??= new ShortTermMemory(
+      { store: this.d.shortTerm, audit: this.d.audit, clock: this.d.clock ?? { now: () => new Date() }, forgetFacts: (scope, ids) => this.d.semantic.deleteFacts(scope, ids) },
+      this.principal,
+    ));
   }
 
   /** A user's memory settings (the defaults when never changed). */
@@ -567,7 +570,15 @@ export class AgentMemory {
     const { embedder, audit, log } = this.d;
     return (this.parts ??= {
       semantic: new SemanticMemory(
-        { store: this.d.semantic, embedder, audit, log, promotionThresholds: this.d.promotionThresholds, entityMatchSimilarity: this.d.entityMatchSimilarity },
+        {
+          store: this.d.semantic,
+          embedder,
+          audit,
+          log,
+          promotionThresholds: this.d.promotionThresholds,
+          entityMatchSimilarity: this.d.entityMatchSimilarity,
+          reviseProfile: this.d.profiles?.revise,
+        },
         this.principal,
       ),
       procedural: new ProceduralMemory({ store: this.d.procedural, invocationLog: this.d.toolLog, embedder, audit, log }, this.principal),

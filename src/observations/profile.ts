@@ -31,6 +31,20 @@ export interface ProfileFact {
   ends?: boolean;
 }
 
+/** A stored fact's profile form (claim, predicate, tense, the properties consolidation gave it); null without a predicate. */
+export function profileFactOf(f: { claim: string; predicate: string | null; temporal: string | null; properties: Record<string, unknown> }): ProfileFact | null {
+  if (!f.predicate) return null;
+  const p = f.properties;
+  return {
+    claim: f.claim,
+    relation: f.predicate,
+    object: typeof p.object === 'string' ? p.object : undefined,
+    polarity: p.polarity === 'negative' ? 'negative' : 'positive',
+    singleValued: p.single_valued === true,
+    temporal: f.temporal === 'past' || f.temporal === 'future' ? f.temporal : 'current',
+  };
+}
+
 const LIST_CAP = 20;
 export const NARRATIVE_MAX_WORDS = 500;
 

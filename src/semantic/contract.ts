@@ -313,8 +313,10 @@ export interface SemanticStore {
   ): Promise<{ oldFact: Fact; newFact: Fact }>;
   /** Marks a fact protected (exempt from decay and cleanup). Idempotent. NotFoundError if not the caller's. */
   confirmFact(scope: AccessScope, factId: string): Promise<Fact>;
-  /** Soft delete: valid_to = now, status retracted. NotFoundError if not the caller's. */
+  /** Soft delete: valid_to = now, status retracted (its `_global` copy too). NotFoundError if not the caller's. */
   retractFact(scope: AccessScope, factId: string, reason?: string): Promise<Fact>;
+  /** Deletes the user's facts by id, with their `_global` copies (what they were learned from was deleted); returns how many. */
+  deleteFacts(scope: AccessScope, factIds: readonly string[]): Promise<number>;
 
   /**
    * Creates a typed relationship in `scope.channel` between two of the user's live entities with a validity

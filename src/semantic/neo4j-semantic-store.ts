@@ -207,8 +207,19 @@ RETURN ${FACT} AS fact`;
 const RETRACT_FACT = `
 MATCH (f:Fact {id: $factId}) USING INDEX SEEK f:Fact(id) WHERE f.user_id = $userId AND f.status = 'active'
 SET f.status = 'retracted', f.valid_to = datetime(), f.retract_reason = $reason, f.updated_at = datetime()
+WITH f
+// Its _global copy said the same: retracted with it.
+CALL (f) { MATCH (g:Fact)-[:PROMOTED_FROM]->(f) WHERE g.status = 'active' SET g.status = 'retracted', g.valid_to = datetime(), g.retract_reason = $reason, g.updated_at = datetime() }
 WITH f ${WITH_ABOUT}
 RETURN ${FACT} AS fact`;
+
+// $userId, $ids -> {n}: deletes the user's facts (their only source went) with their _global copies
+const DELETE_FACTS_BY_ID = `
+UNWIND $ids AS id
+MATCH (f:Fact {id: id}) USING INDEX SEEK f:Fact(id) WHERE f.user_id = $userId
+CALL (f) { MATCH (g:Fact)-[:PROMOTED_FROM]->(f) DETACH DELETE g }
+DETACH DELETE f
+RETURN count(*) AS n`;
 
 // $userId, $channels, $connections, $includeInactive, $minConfidence, $entityId, $predicate, $limit -> {fact} newest first
 const FIND_FACTS = `
@@ -758,6 +769,11 @@ export class Neo4jSemanticStore implements SemanticStore {
       if (!current) throw new NotFoundError('fact', factId);
       return toFact(current.fact); // already closed: retracting again changes nothing
     }, TAG('retractFact'));
+  }
+
+  async deleteFacts(scope: AccessScope, factIds: readonly string[]): Promise<number> {
+    if (factIds.length === 0) return 0;
+    return (await this.db.write<{ n: number }>(DELETE_FACTS_BY_ID, { userId: scope.userId, ids: factIds }, TAG('deleteFacts')))[0]?.n ?? 0;
   }
 
   // -------------------------------------------------------------- relationships

@@ -62,6 +62,11 @@ export interface SemanticMemoryDeps {
   log: Logger;
   promotionThresholds?: PromotionThresholds;
   entityMatchSimilarity?: number;
+  /**
+   * A retraction or correction re-evaluates the profile built from the facts: the retracted
+   * (or corrected) values leave it, a correction's new value enters it (PgProfileStore.forget).
+   */
+  reviseProfile?: (userId: string, gone: Fact[], added: Fact[]) => Promise<void>;
 }
 
 /**
@@ -174,6 +179,7 @@ export class SemanticMemory {
       embedding,
     });
     this.write('correct_fact', c.userId, result.newFact.channel, [result.newFact.id, result.oldFact.id], t0, { claim: c.claim, reason: c.reason });
+    await this.d.reviseProfile?.(c.userId, [result.oldFact], [result.newFact]);
     return result;
   }
 
@@ -190,6 +196,7 @@ export class SemanticMemory {
     const t0 = performance.now();
     const fact = await this.d.store.retractFact(this.scope(q.userId), q.factId, q.reason);
     this.write('retract_fact', q.userId, fact.channel, [fact.id], t0, { reason: q.reason });
+    await this.d.reviseProfile?.(q.userId, [fact], []);
     return fact;
   }
 

@@ -43,8 +43,8 @@ export interface ShortTermStore {
   list(scope: AccessScope, sessionId: string | null, limit: number, now: Date): Promise<ShortTermEntry[]>;
   /** Extends live entries at (session, key): expiry `now + ttl` (the given TTL becomes theirs). */
   refresh(scope: AccessScope, sessionId: string, key: string, ttlSeconds: number | null, now: Date): Promise<ShortTermEntry[]>;
-  /** Deletes the visible entries at (session, key), live or expired; how many. */
-  delete(scope: AccessScope, sessionId: string, key: string): Promise<number>;
+  /** Deletes the visible entries at (session, key), live or expired; how many, and the facts they had been promoted to. */
+  delete(scope: AccessScope, sessionId: string, key: string): Promise<{ deleted: number; promotedFactIds: string[] }>;
   /** Counts of the entries visible to the scope. */
   counts(scope: AccessScope, now: Date): Promise<ShortTermCounts>;
   /** Entries (any user, or `userIds`) read at least `minAccess` times and not promoted yet, oldest first. */

@@ -54,7 +54,7 @@ const REFRESH = `UPDATE short_term_entries SET ttl_seconds = coalesce($6::int, t
   expires_at = $7::timestamptz + make_interval(secs => coalesce($6::int, ttl_seconds)), updated_at = $7::timestamptz
 WHERE ${VISIBLE} AND session_id = $4 AND memory_key = $5 AND expires_at > $7 RETURNING ${COLUMNS}`;
 // VISIBLE params, $4 session, $5 key -> deleted count
-const DELETE = `DELETE FROM short_term_entries WHERE ${VISIBLE} AND session_id = $4 AND memory_key = $5`;
+const DELETE = `DELETE FROM short_term_entries WHERE ${VISIBLE} AND session_id = $4 AND memory_key = $5 RETURNING promoted_fact_id`;
 // VISIBLE params, $4 now -> {entries, expired, sessions, promoted}
 const COUNTS = `SELECT count(*) FILTER (WHERE expires_at > $4)::int AS entries, count(*) FILTER (WHERE expires_at <= $4)::int AS expired,
   count(DISTINCT session_id) FILTER (WHERE expires_at > $4)::int AS sessions, count(*) FILTER (WHERE promoted_fact_id IS NOT NULL)::int AS promoted
@@ -88,8 +88,9 @@ export class PgShortTermStore implements ShortTermStore {
     return (await this.pg.query<Row>(REFRESH, [...visible(scope), sessionId, key, ttlSeconds, now])).rows.map(toEntry);
   }
 
-  async delete(scope: AccessScope, sessionId: string, key: string): Promise<number> {
-    return (await this.pg.query(DELETE, [...visible(scope), sessionId, key])).rowCount ?? 0;
+  async delete(scope: AccessScope, sessionId: string, key: string): Promise<{ deleted: number; promotedFactIds: string[] }> {
+    const r = await this.pg.query<{ promoted_fact_id: string | null }>(DELETE, [...visible(scope), sessionId, key]);
+    return { deleted: r.rowCount ?? 0, promotedFactIds: r.rows.flatMap((x) => x.promoted_fact_id ?? []) };
   }
 
   async counts(scope: AccessScope, now: Date): Promise<ShortTermCounts> {

@@ -20,6 +20,8 @@ export interface ShortTermDeps {
   store: ShortTermStore;
   audit: AuditLogger;
   clock: Clock;
+  /** Deletes the long-term facts deleted entries had been promoted to (the semantic store's deleteFacts). */
+  forgetFacts?: (scope: AccessScope, factIds: readonly string[]) => Promise<number>;
 }
 
 /**
@@ -77,9 +79,11 @@ export class ShortTermMemory {
     const r = parseInput(ShortTermRefSchema, input, 'short-term entry');
     const t0 = performance.now();
     const scope = this.scope(r.userId);
-    const deleted = await this.d.store.delete(scope, r.sessionId, r.key);
+    const { deleted, promotedFactIds } = await this.d.store.delete(scope, r.sessionId, r.key);
     if (deleted === 0) throw new NotFoundError('short-term entry', `${r.sessionId}/${r.key}`);
-    this.audit('short_term_delete', scope, r.sessionId, [], t0, { key: r.key, deleted });
+    // A promoted entry's fact was learned only from it: it goes too.
+    const factsDeleted = promotedFactIds.length > 0 && this.d.forgetFacts ? await this.d.forgetFacts(scope, promotedFactIds) : 0;
+    this.audit('short_term_delete', scope, r.sessionId, promotedFactIds, t0, { key: r.key, deleted, factsDeleted });
     return { deleted };
   }
 

@@ -132,6 +132,25 @@ describe('a delete forgets what was learned only from it', () => {
     expect((await facts(userId)).find((f) => f.id === before[0]!.id)).toMatchObject({ status: 'active', sourceTurnId: null });
   });
 
+  it('retracting a fact takes its value out of the profile; deleting a short-term entry takes the fact it was promoted to', async () => {
+    const userId = uid('u');
+    await turn(userId, uid('c'), 'I am allergic to peanuts.');
+    await consolidate(userId);
+    const profile = async () => JSON.stringify((await h.call(A.key, 'GET', `/v1/users/${userId}/profile`)).body);
+    expect(await profile()).toMatch(/peanuts/);
+    const allergy = (await facts(userId)).find((f) => /peanuts/.test(f.claim))!;
+    expect((await h.call(A.key, 'POST', `/v1/users/${userId}/facts/${allergy.id}/retract`, { reason: 'a test result says no' })).status).toBe(200);
+    expect(await profile()).not.toMatch(/peanuts/);
+
+    const entry = `/v1/users/${userId}/short-term/s1/seat`;
+    expect((await h.call(A.key, 'PUT', entry, { type: 'observation', value: 'aisle seat on long flights' })).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await h.call(A.key, 'GET', entry)).status).toBe(200);
+    expect((await h.m.createWorker().runJob('short_term', { userIds: [internal(userId)] })).stats).toMatchObject({ promoted: 1 });
+    expect((await facts(userId)).map((f) => f.claim)).toContain('seat: aisle seat on long flights');
+    expect((await h.call(A.key, 'DELETE', entry)).status).toBe(200);
+    expect((await facts(userId)).map((f) => f.claim)).not.toContain('seat: aisle seat on long flights');
+  });
+
   it('deleting the turn that changed a value makes the old value current again', async () => {
     const userId = uid('u');
     const [home, move] = [uid('c'), uid('c')];
