@@ -99,7 +99,11 @@ export interface AuditLogger {
 export interface AuditTrail {
   /** Creates the daily partitions from `firstDay` (YYYY-MM-DD, UTC) for `days` days; returns how many were new. Idempotent. */
   ensurePartitions(firstDay: string, days: number): Promise<number>;
-  /** Drops the partitions older than `retentionDays`; returns how many. Idempotent. */
+  /**
+   * Drops the partitions older than `retentionDays`; returns how many. Idempotent. When it
+   * drops any, it writes one chained `audit_retention` row naming the last day dropped, which
+   * lets verification tell retention from a partition dropped by hand.
+   */
   dropPartitionsBefore(retentionDays: number): Promise<number>;
   /**
    * Blanks the personal columns (PERSONAL_AUDIT_COLUMNS) of every audit row about the user
@@ -132,13 +136,17 @@ export interface ChainReport {
   rowsChecked: number;
   daysChecked: number;
   redactedRows: number;
+  /** The last day retention dropped (YYYY-MM-DD, from its chained `audit_retention` records); null: none. */
+  droppedThrough: string | null;
   /** The first break, in day and chain order; null when everything verifies. */
   firstBreak: ChainBreak | null;
 }
 
 /**
- * Verifies the hash chain of `memory_audit_log` (sql/007): each row's content digest, its
- * link to the previous row of its day, each day's head, and that every redacted row is
+ * Verifies the hash chain of `memory_audit_log` (sql/007, sql/011): each row's content
+ * digest, its link to the previous row of its day, each day's head (its seal, and its link
+ * to the head opened before it, which must be there unless retention dropped it), that a
+ * missing partition is covered by a retention record, and that every redacted row is
  * covered by a chained erasure record.
  */
 export interface AuditChain {

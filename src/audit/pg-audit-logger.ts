@@ -27,14 +27,9 @@ const COLUMNS = [
   'promotion_conversation_count',
   'config_snapshot',
   'metadata',
-  'tenant_id',
-  'key_id',
-  'agent_id',
-  'surface',
-  'request_id',
-  'job_name',
-  'job_run_id',
 ] as const;
+/** The actor's columns (sql/006), in actorValues order. */
+const ACTOR_COLUMNS = ['tenant_id', 'key_id', 'agent_id', 'surface', 'request_id', 'job_name', 'job_run_id'] as const;
 
 // $1 user ids, $2 memory ids, $3 operations -> {id}: those of $2 some row of $3 about $1 names (idx_audit_user narrows)
 const UNRECORDED = 'SELECT DISTINCT a AS id FROM memory_audit_log, unnest(affected_ids) a WHERE user_id = ANY($1) AND operation = ANY($3) AND a = ANY($2)';
@@ -197,7 +192,7 @@ export class PgAuditLogger implements AuditLogger {
       });
       return `(${placeholders.join(', ')})`;
     });
-    const sql = `INSERT INTO memory_audit_log (${COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`;
+    const sql = `INSERT INTO memory_audit_log (${[...COLUMNS, ...ACTOR_COLUMNS].join(', ')}) VALUES ${rows.join(', ')}`;
     try {
       await this.db.query(sql, params);
     } catch (err) {
@@ -271,7 +266,13 @@ function rowActor(actor: AuditActor, userId: string | undefined): AuditActor {
   return { ...actor, tenantId: TenantNamespace.tenantOf(userId) };
 }
 
-/** The actor columns' values, in COLUMNS order. */
+/** The actor columns' values, in ACTOR_COLUMNS order. */
 export function actorValues(a: AuditActor | undefined): unknown[] {
   return [a?.tenantId ?? null, a?.keyId ?? null, a?.agentId ?? null, a?.surface ?? null, a?.requestId ?? null, a?.job ?? null, a?.runId ?? null];
+}
+
+/** The actor as column name -> value (for SQL functions that write rows themselves, sql/011). */
+export function actorColumns(a: AuditActor | undefined): Record<string, unknown> {
+  const values = actorValues(a);
+  return Object.fromEntries(ACTOR_COLUMNS.map((c, i) => [c, values[i]]));
 }

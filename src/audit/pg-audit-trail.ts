@@ -1,7 +1,7 @@
 import type { Queryable } from '../infra/postgres';
 import { currentActor } from './actor';
 import type { AuditTrail } from './contract';
-import { actorValues } from './pg-audit-logger';
+import { actorColumns, actorValues } from './pg-audit-logger';
 
 /**
  * The columns forget-user blanks on the erased user's rows: who the row is about and what
@@ -14,8 +14,9 @@ export const PERSONAL_AUDIT_COLUMNS = ['user_id', 'session_id', 'conversation_id
 
 // $1 first day (UTC date), $2 days -> {created}: daily partitions created (sql/001 ensure_audit_partitions)
 const ENSURE = 'SELECT ensure_audit_partitions($1::date, $2::int) AS created';
-// $1 retention days -> one row per dropped partition name (sql/001 drop_old_audit_partitions)
-const DROP = 'SELECT drop_old_audit_partitions($1::int) AS dropped';
+// $1 retention days, $2 actor (column -> value) -> one row per dropped partition name; writes the chained
+// audit_retention record when it dropped any (sql/011 drop_old_audit_partitions)
+const DROP = 'SELECT drop_old_audit_partitions($1::int, $2::jsonb) AS dropped';
 // $1 user, $2 redaction time -> {n}: the user's rows (not earlier erasure records) lose their personal columns
 const REDACT_USER = `UPDATE memory_audit_log
   SET user_id = NULL, session_id = NULL, conversation_id = NULL, affected_ids = NULL, query_text = NULL, error_message = NULL, metadata = '{}', redacted_at = $2
@@ -34,7 +35,7 @@ export class PgAuditTrail implements AuditTrail {
   }
 
   async dropPartitionsBefore(retentionDays: number): Promise<number> {
-    return (await this.pg.query<{ dropped: string }>(DROP, [retentionDays])).rows.length;
+    return (await this.pg.query<{ dropped: string }>(DROP, [retentionDays, actorColumns(currentActor())])).rows.length;
   }
 
   async redactUserRows(userId: string, at: Date): Promise<number> {

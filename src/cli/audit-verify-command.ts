@@ -26,7 +26,8 @@ export async function auditVerifyCommand(config: Config, opts: { since?: string 
 
 /** The report as the command prints it. */
 export function describeChainReport(r: ChainReport): string[] {
-  const counted = `${r.rowsChecked} rows in ${r.daysChecked} days checked (${r.redactedRows} redacted by erasures)`;
+  const dropped = r.droppedThrough ? `; days through ${r.droppedThrough} dropped by retention` : '';
+  const counted = `${r.rowsChecked} rows in ${r.daysChecked} days checked (${r.redactedRows} redacted by erasures)${dropped}`;
   if (r.ok) return [`audit chain intact: ${counted}`];
   const b = r.firstBreak!;
   const row = b.id === null ? `day ${b.day} (its chain head)` : `row ${b.id} at ${b.timestamp ?? '?'} (day ${b.day}, chain position ${b.seq ?? '?'})`;

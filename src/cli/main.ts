@@ -238,7 +238,7 @@ program
 
 audit
   .command('verify')
-  .description("recompute every audit row's hash and its link to the previous row of its day; names the first row that breaks the chain (exit 1)")
+  .description("recompute every audit row's hash, its link to the previous row of its day, and each day's head and link to the day before; names the first break (exit 1)")
   .option('--since <day>', 'only days from this UTC day on (YYYY-MM-DD)')
   .action(async (opts: { since?: string }) => {
     const { auditVerifyCommand } = modules.auditVerify();
