@@ -114,9 +114,45 @@ export interface AuditTrail {
   /**
    * Writes the one row that outlives an erasure (`forget_user`, the report as metadata). The
    * report names `auditRowsRedacted` and `auditRedactedAt` (ISO): verification checks that
-   * every redacted row is covered by such a record.
+   * every redacted row is covered by such a record. Resolves to the record's receipt
+   * (`erasureReceipt`): its place in the chain and the report's counts, for the requester.
    */
-  recordUserErased(userId: string, report: Record<string, unknown>): Promise<void>;
+  recordUserErased(userId: string, report: Record<string, unknown>): Promise<ErasureReceipt>;
+}
+
+/**
+ * A receipt of one forget-user: where its erasure record (the `forget_user` audit row) sits in
+ * the hash chain and what it says went, so a reviewer can check later that the record is still
+ * there, unchanged, in a chain that verifies. Counts and ids only, never content.
+ */
+export interface ErasureReceipt {
+  kind: 'mnemograph.erasure-receipt';
+  version: 1;
+  /** memory_audit_log.id of the erasure record. */
+  recordId: string;
+  /** Its timestamp (ISO, UTC, milliseconds) and its UTC day (YYYY-MM-DD, the day's chain). */
+  recordedAt: string;
+  day: string;
+  /** Its position in the day's chain and its hashes (hex), as sql/007 computed them. */
+  chainSeq: number;
+  contentHash: string;
+  rowHash: string;
+  /** The erased user, as stored (internal, tenant-namespaced). */
+  userId: string;
+  /** What went, by kind: the erasure report's counts (nodes, rows per table, keys, audit rows redacted). */
+  counts: Record<string, number | Record<string, number>>;
+}
+
+/** The erasure record as `memory_audit_log` returns it (an INSERT ... RETURNING or a SELECT). */
+export interface ErasureRecordRow {
+  id: string;
+  timestamp: Date;
+  operation: string;
+  chain_seq: string | number | null;
+  content_hash: Buffer | null;
+  row_hash: Buffer | null;
+  user_id: string | null;
+  metadata: Record<string, unknown> | null;
 }
 
 /** Where a chain breaks: the first row (or day head) that does not verify. */

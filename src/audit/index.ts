@@ -4,5 +4,6 @@ export { returnedIds } from './returned-ids';
 export { PgAuditLogger } from './pg-audit-logger';
 export { PERSONAL_AUDIT_COLUMNS, PgAuditTrail } from './pg-audit-trail';
 export { PgAuditChain } from './pg-audit-chain';
+export { erasureCounts, erasureReceipt, parseErasureReceipt, verifyErasureReceipt, type ReceiptReport } from './erasure-receipt';
 export { PgAuditReader } from './pg-audit-reader';
 export { CSV_COLUMNS, EXPORT_CONTENT_TYPES, exportStream, mapRows, withExternalAffected } from './export';

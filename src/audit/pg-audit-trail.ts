@@ -1,6 +1,7 @@
 import type { Queryable } from '../infra/postgres';
 import { currentActor } from './actor';
-import type { AuditTrail } from './contract';
+import type { AuditTrail, ErasureReceipt, ErasureRecordRow } from './contract';
+import { erasureReceipt } from './erasure-receipt';
 import { actorColumns, actorValues } from './pg-audit-logger';
 
 /**
@@ -21,10 +22,11 @@ const DROP = 'SELECT drop_old_audit_partitions($1::int, $2::jsonb) AS dropped';
 const REDACT_USER = `UPDATE memory_audit_log
   SET user_id = NULL, session_id = NULL, conversation_id = NULL, affected_ids = NULL, query_text = NULL, error_message = NULL, metadata = '{}', redacted_at = $2
   WHERE user_id = $1 AND operation <> 'forget_user'`;
-// $1 user, $2 metadata, $3..$9 actor (tenant, key, agent, surface, request, job, run) -> nothing: the one row that outlives an erasure
+// $1 user, $2 metadata, $3..$9 actor (tenant, key, agent, surface, request, job, run) -> the row as chained: the one row that outlives an erasure
 const INSERT_ERASURE = `INSERT INTO memory_audit_log (operation, memory_type, user_id, affected_ids, success, metadata,
     tenant_id, key_id, agent_id, surface, request_id, job_name, job_run_id)
-  VALUES ('forget_user', 'system', $1, '{}', TRUE, $2, $3, $4, $5, $6, $7, $8, $9)`;
+  VALUES ('forget_user', 'system', $1, '{}', TRUE, $2, $3, $4, $5, $6, $7, $8, $9)
+  RETURNING id, timestamp, operation, chain_seq, content_hash, row_hash, user_id, metadata`;
 
 /** AuditTrail over Postgres (`memory_audit_log` and its partition functions). */
 export class PgAuditTrail implements AuditTrail {
@@ -42,7 +44,8 @@ export class PgAuditTrail implements AuditTrail {
     return (await this.pg.query(REDACT_USER, [userId, at])).rowCount ?? 0;
   }
 
-  async recordUserErased(userId: string, report: Record<string, unknown>): Promise<void> {
-    await this.pg.query(INSERT_ERASURE, [userId, JSON.stringify(report), ...actorValues(currentActor())]);
+  async recordUserErased(userId: string, report: Record<string, unknown>): Promise<ErasureReceipt> {
+    const row = (await this.pg.query<ErasureRecordRow>(INSERT_ERASURE, [userId, JSON.stringify(report), ...actorValues(currentActor())])).rows[0]!;
+    return erasureReceipt(row);
   }
 }

@@ -244,6 +244,14 @@ audit
     const { auditVerifyCommand } = modules.auditVerify();
     process.exitCode = await auditVerifyCommand(config(), opts);
   });
+audit
+  .command('verify-receipt')
+  .description('check an erasure receipt (forget-user) against the chain: its record is there, unchanged, and the chain from its day on verifies (exit 1 when not)')
+  .argument('<file>', "the receipt's JSON file, or - for stdin")
+  .action(async (file: string) => {
+    const { auditVerifyReceiptCommand } = modules.auditVerify();
+    process.exitCode = await auditVerifyReceiptCommand(config(), file);
+  });
 registerPoolsCommands(program, config);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
