@@ -86,7 +86,7 @@ export async function measureAuditWrites(opts: AuditWriteOptions = {}): Promise<
 async function rowsPerSecond(url: string, counts: number[], batchSize: number, spoolDir: string): Promise<number> {
   const writers = counts.map(() => {
     const pool = createPgPool(url, 2);
-    return { pool, log: new PgAuditLogger(pool, { level: 'reads', spoolDir, configSnapshot: { bench: true }, batchSize, flushIntervalMs: 60_000 }, silent) };
+    return { pool, log: new PgAuditLogger(pool, { level: 'reads', spoolDir, database: url, configSnapshot: { bench: true }, batchSize, flushIntervalMs: 60_000 }, silent) };
   });
   try {
     const t0 = performance.now();

@@ -35,7 +35,7 @@ async function cliVerify(url: string, ...args: string[]): Promise<{ code: number
 function logger(pool: pg.Pool, batchSize = 50): PgAuditLogger {
   return new PgAuditLogger(
     pool,
-    { level: 'verbose', spoolDir: mkdtempSync(join(tmpdir(), 'mnemograph-chain-')), configSnapshot: { recall: { weights: [0.5, 0.25] } }, batchSize, flushIntervalMs: 60_000 },
+    { level: 'verbose', spoolDir: mkdtempSync(join(tmpdir(), 'mnemograph-chain-')), database: 'scratch', configSnapshot: { recall: { weights: [0.5, 0.25] } }, batchSize, flushIntervalMs: 60_000 },
     silent,
   );
 }
