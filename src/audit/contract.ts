@@ -118,6 +118,12 @@ export interface AuditTrail {
    * (`erasureReceipt`): its place in the chain and the report's counts, for the requester.
    */
   recordUserErased(userId: string, report: Record<string, unknown>): Promise<ErasureReceipt>;
+  /**
+   * Writes one chained row for a deletion no user's call made (a worker job's expiry): what
+   * went, by kind and count (`metadata.deleted`), never content. Written at once, not
+   * queued, with the current actor (the job and its run).
+   */
+  recordDeletion(operation: string, memoryType: MemoryType, deleted: Record<string, number>): Promise<void>;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Queryable } from '../infra/postgres';
 import { currentActor } from './actor';
-import type { AuditTrail, ErasureReceipt, ErasureRecordRow } from './contract';
+import type { AuditTrail, ErasureReceipt, ErasureRecordRow, MemoryType } from './contract';
 import { erasureReceipt } from './erasure-receipt';
 import { actorColumns, actorValues } from './pg-audit-logger';
 
@@ -28,6 +28,11 @@ const INSERT_ERASURE = `INSERT INTO memory_audit_log (operation, memory_type, us
   VALUES ('forget_user', 'system', $1, '{}', TRUE, $2, $3, $4, $5, $6, $7, $8, $9)
   RETURNING id, timestamp, operation, chain_seq, content_hash, row_hash, user_id, metadata`;
 
+// $1 operation, $2 memory type, $3 metadata, $4..$10 actor -> nothing: the record of a deletion a job made
+const INSERT_DELETION = `INSERT INTO memory_audit_log (operation, memory_type, affected_ids, success, metadata,
+    tenant_id, key_id, agent_id, surface, request_id, job_name, job_run_id)
+  VALUES ($1, $2, '{}', TRUE, $3, $4, $5, $6, $7, $8, $9, $10)`;
+
 /** AuditTrail over Postgres (`memory_audit_log` and its partition functions). */
 export class PgAuditTrail implements AuditTrail {
   constructor(private readonly pg: Queryable) {}
@@ -47,5 +52,9 @@ export class PgAuditTrail implements AuditTrail {
   async recordUserErased(userId: string, report: Record<string, unknown>): Promise<ErasureReceipt> {
     const row = (await this.pg.query<ErasureRecordRow>(INSERT_ERASURE, [userId, JSON.stringify(report), ...actorValues(currentActor())])).rows[0]!;
     return erasureReceipt(row);
+  }
+
+  async recordDeletion(operation: string, memoryType: MemoryType, deleted: Record<string, number>): Promise<void> {
+    await this.pg.query(INSERT_DELETION, [operation, memoryType, JSON.stringify({ deleted }), ...actorValues(currentActor())]);
   }
 }
