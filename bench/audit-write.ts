@@ -1,9 +1,10 @@
 /**
- * The cost of the audit hash chain (sql/007) on the write path: audit rows/s through
- * PgAuditLogger with the chain trigger and without it, side by side. Runs on a scratch
- * database of its own (created, migrated, dropped), where the trigger is switched off and on
- * between runs; runs alternate (with, without, with, ...) so drift in the machine's load
- * hits both alike. Each run writes the same rows (one writer; then two writers at once, the
+ * The cost of the audit hash chain (sql/007, sql/011) on the write path: audit rows/s through
+ * PgAuditLogger with the chain trigger as it is (days linked, heads sealed), with sql/007's
+ * trigger (one chain per day, no seal) put back for the run, and without a trigger, side by
+ * side. Runs on a scratch database of its own (created, migrated, dropped), where the trigger
+ * is switched between runs; runs alternate (chained, sql/007, unchained, chained, ...) so
+ * drift in the machine's load hits all alike. Each run writes the same rows (one writer; then two writers at once, the
  * server and the worker, which contend for the day's chain head).
  * `npx tsx bench/audit-write.ts [--rows N] [--runs N]` writes bench/results/audit-write.json.
  */
@@ -31,6 +32,16 @@ export interface AuditWriteOptions {
 }
 
 const silent = createLogger('silent');
+type Mode = 'chained' | 'chained_sql007' | 'unchained';
+const MODES: Mode[] = ['chained', 'chained_sql007', 'unchained'];
+
+/** sql/007's audit_chain_link, as that file creates it, to put back for the chained_sql007 runs. */
+function sql007Trigger(): string {
+  const text = readFileSync(join(__dirname, '..', 'sql', '007_audit_chain.sql'), 'utf8');
+  const body = /CREATE FUNCTION audit_chain_link\(\)[\s\S]*?\n\$\$;/.exec(text);
+  if (!body) throw new Error('sql/007_audit_chain.sql no longer creates audit_chain_link()');
+  return body[0].replace('CREATE FUNCTION', 'CREATE OR REPLACE FUNCTION');
+}
 
 /** Audit rows/s with and without the chain trigger, alternating runs on a scratch database. */
 export async function measureAuditWrites(opts: AuditWriteOptions = {}): Promise<Record<string, unknown>> {
@@ -45,35 +56,41 @@ export async function measureAuditWrites(opts: AuditWriteOptions = {}): Promise<
   const spool = mkdtempSync(join(tmpdir(), 'mnemograph-bench-audit-'));
   try {
     await runPostgresMigrations(pool, loadConfig({ ...process.env, DATABASE_URL: url, DATABASE_READ_URL: url }), { check: false });
-    const results: Record<string, Record<string, number[]>> = { chained: { one_writer: [], two_writers: [] }, unchained: { one_writer: [], two_writers: [] } };
+    const runsOf = (): Record<string, number[]> => ({ one_writer: [], two_writers: [] });
+    const results: Record<Mode, Record<string, number[]>> = { chained: runsOf(), chained_sql007: runsOf(), unchained: runsOf() };
+    const current = (await pool.query<{ def: string }>("SELECT pg_get_functiondef('audit_chain_link'::regproc) AS def")).rows[0]!.def;
+    const old = sql007Trigger();
     for (let run = 0; run < runs; run++) {
-      for (const mode of ['chained', 'unchained'] as const) {
-        await pool.query(`ALTER TABLE memory_audit_log ${mode === 'chained' ? 'ENABLE' : 'DISABLE'} TRIGGER audit_zz_chain_link`);
-        results[mode]!.one_writer!.push(await rowsPerSecond(url, [rows], batchSize, spool));
-        results[mode]!.two_writers!.push(await rowsPerSecond(url, [rows / 2, rows / 2], batchSize, spool));
+      for (const mode of MODES) {
+        await pool.query(`ALTER TABLE memory_audit_log ${mode === 'unchained' ? 'DISABLE' : 'ENABLE'} TRIGGER audit_zz_chain_link`);
+        await pool.query(mode === 'chained_sql007' ? old : current); // today's head exists from the first chained run
+        results[mode].one_writer!.push(await rowsPerSecond(url, [rows], batchSize, spool));
+        results[mode].two_writers!.push(await rowsPerSecond(url, [rows / 2, rows / 2], batchSize, spool));
       }
     }
+    await pool.query(current);
     await pool.query('ALTER TABLE memory_audit_log ENABLE TRIGGER audit_zz_chain_link');
     // The switch must have reached every partition: the unchained runs' rows carry no hash.
     const counted = (await pool.query<{ chained: string; unchained: string }>('SELECT count(row_hash) AS chained, count(*) - count(row_hash) AS unchained FROM memory_audit_log')).rows[0]!;
-    if (Number(counted.chained) !== rows * runs * 2 || Number(counted.unchained) !== rows * runs * 2) {
-      throw new Error(`expected ${rows * runs * 2} chained and as many unchained rows, found ${counted.chained} and ${counted.unchained}`);
+    if (Number(counted.chained) !== rows * runs * 4 || Number(counted.unchained) !== rows * runs * 2) {
+      throw new Error(`expected ${rows * runs * 4} chained and ${rows * runs * 2} unchained rows, found ${counted.chained} and ${counted.unchained}`);
     }
-    const summary = (mode: 'chained' | 'unchained', w: string) => median(results[mode]![w]!);
-    const cost = (w: string) => round(1 - summary('chained', w) / summary('unchained', w), 3);
+    const summary = (mode: Mode, w: string) => median(results[mode][w]!);
+    const cost = (mode: Mode, w: string) => round(1 - summary(mode, w) / summary('unchained', w), 3);
+    const perMode = (w: string) => Object.fromEntries(MODES.map((m) => [m, summary(m, w)]));
     return {
       // The load average at the end: other work on the machine slows both modes, and the ratio less than the rates.
       machine: { cores: cpus().length, node: process.version, load_average_1m: round(loadavg()[0]!, 1) },
       rows_per_run: rows,
       runs_per_mode: runs,
       batch_size: batchSize,
-      rows_per_second: {
-        one_writer: { chained: summary('chained', 'one_writer'), unchained: summary('unchained', 'one_writer') },
-        two_writers: { chained: summary('chained', 'two_writers'), unchained: summary('unchained', 'two_writers') },
+      rows_per_second: { one_writer: perMode('one_writer'), two_writers: perMode('two_writers') },
+      chain_cost_fraction: {
+        one_writer: { chained: cost('chained', 'one_writer'), chained_sql007: cost('chained_sql007', 'one_writer') },
+        two_writers: { chained: cost('chained', 'two_writers'), chained_sql007: cost('chained_sql007', 'two_writers') },
       },
-      chain_cost_fraction: { one_writer: cost('one_writer'), two_writers: cost('two_writers') },
       runs: results,
-      note: 'median of alternating runs; rows/s from the first logWrite to the flush that wrote the last row, through PgAuditLogger (batched multi-row INSERTs); two_writers = two loggers on two pools at once',
+      note: "median of alternating runs; chained = the trigger as migrated (sql/011: days linked, heads sealed), chained_sql007 = sql/007's trigger put back (one chain per day, no seal); rows/s from the first logWrite to the flush that wrote the last row, through PgAuditLogger (batched multi-row INSERTs); two_writers = two loggers on two pools at once",
     };
   } finally {
     await pool.end();
@@ -86,7 +103,7 @@ export async function measureAuditWrites(opts: AuditWriteOptions = {}): Promise<
 async function rowsPerSecond(url: string, counts: number[], batchSize: number, spoolDir: string): Promise<number> {
   const writers = counts.map(() => {
     const pool = createPgPool(url, 2);
-    return { pool, log: new PgAuditLogger(pool, { level: 'reads', spoolDir, configSnapshot: { bench: true }, batchSize, flushIntervalMs: 60_000 }, silent) };
+    return { pool, log: new PgAuditLogger(pool, { level: 'reads', spoolDir, database: url, configSnapshot: { bench: true }, batchSize, flushIntervalMs: 60_000 }, silent) };
   });
   try {
     const t0 = performance.now();

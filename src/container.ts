@@ -154,6 +154,7 @@ export async function createMnemograph(config: Config, opts: CreateOptions = {})
     {
       level: config.audit.level,
       spoolDir: resolve(dataRoot(), config.audit.spoolDir),
+      database: config.postgres.url,
       configSnapshot: auditSnapshot(config, embedder),
     },
     log,

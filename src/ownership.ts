@@ -99,6 +99,8 @@ export const OWNERS: Readonly<Record<string, Owner>> = {
       'drop_old_audit_partitions',
       'audit_chain_heads',
       'audit_chain_genesis',
+      'audit_chain_link_hash',
+      'audit_chain_seal',
       'audit_content_digest',
       'audit_events',
       'audit_recalls',

@@ -99,7 +99,11 @@ export interface AuditLogger {
 export interface AuditTrail {
   /** Creates the daily partitions from `firstDay` (YYYY-MM-DD, UTC) for `days` days; returns how many were new. Idempotent. */
   ensurePartitions(firstDay: string, days: number): Promise<number>;
-  /** Drops the partitions older than `retentionDays`; returns how many. Idempotent. */
+  /**
+   * Drops the partitions older than `retentionDays`; returns how many. Idempotent. When it
+   * drops any, it writes one chained `audit_retention` row naming the last day dropped, which
+   * lets verification tell retention from a partition dropped by hand.
+   */
   dropPartitionsBefore(retentionDays: number): Promise<number>;
   /**
    * Blanks the personal columns (PERSONAL_AUDIT_COLUMNS) of every audit row about the user
@@ -110,9 +114,51 @@ export interface AuditTrail {
   /**
    * Writes the one row that outlives an erasure (`forget_user`, the report as metadata). The
    * report names `auditRowsRedacted` and `auditRedactedAt` (ISO): verification checks that
-   * every redacted row is covered by such a record.
+   * every redacted row is covered by such a record. Resolves to the record's receipt
+   * (`erasureReceipt`): its place in the chain and the report's counts, for the requester.
    */
-  recordUserErased(userId: string, report: Record<string, unknown>): Promise<void>;
+  recordUserErased(userId: string, report: Record<string, unknown>): Promise<ErasureReceipt>;
+  /**
+   * Writes one chained row for a deletion no user's call made (a worker job's expiry): what
+   * went, by kind and count (`metadata.deleted`), never content. Written at once, not
+   * queued, with the current actor (the job and its run).
+   */
+  recordDeletion(operation: string, memoryType: MemoryType, deleted: Record<string, number>): Promise<void>;
+}
+
+/**
+ * A receipt of one forget-user: where its erasure record (the `forget_user` audit row) sits in
+ * the hash chain and what it says went, so a reviewer can check later that the record is still
+ * there, unchanged, in a chain that verifies. Counts and ids only, never content.
+ */
+export interface ErasureReceipt {
+  kind: 'mnemograph.erasure-receipt';
+  version: 1;
+  /** memory_audit_log.id of the erasure record. */
+  recordId: string;
+  /** Its timestamp (ISO, UTC, milliseconds) and its UTC day (YYYY-MM-DD, the day's chain). */
+  recordedAt: string;
+  day: string;
+  /** Its position in the day's chain and its hashes (hex), as sql/007 computed them. */
+  chainSeq: number;
+  contentHash: string;
+  rowHash: string;
+  /** The erased user, as stored (internal, tenant-namespaced). */
+  userId: string;
+  /** What went, by kind: the erasure report's counts (nodes, rows per table, keys, audit rows redacted). */
+  counts: Record<string, number | Record<string, number>>;
+}
+
+/** The erasure record as `memory_audit_log` returns it (an INSERT ... RETURNING or a SELECT). */
+export interface ErasureRecordRow {
+  id: string;
+  timestamp: Date;
+  operation: string;
+  chain_seq: string | number | null;
+  content_hash: Buffer | null;
+  row_hash: Buffer | null;
+  user_id: string | null;
+  metadata: Record<string, unknown> | null;
 }
 
 /** Where a chain breaks: the first row (or day head) that does not verify. */
@@ -132,13 +178,17 @@ export interface ChainReport {
   rowsChecked: number;
   daysChecked: number;
   redactedRows: number;
+  /** The last day retention dropped (YYYY-MM-DD, from its chained `audit_retention` records); null: none. */
+  droppedThrough: string | null;
   /** The first break, in day and chain order; null when everything verifies. */
   firstBreak: ChainBreak | null;
 }
 
 /**
- * Verifies the hash chain of `memory_audit_log` (sql/007): each row's content digest, its
- * link to the previous row of its day, each day's head, and that every redacted row is
+ * Verifies the hash chain of `memory_audit_log` (sql/007, sql/011): each row's content
+ * digest, its link to the previous row of its day, each day's head (its seal, and its link
+ * to the head opened before it, which must be there unless retention dropped it), that a
+ * missing partition is covered by a retention record, and that every redacted row is
  * covered by a chained erasure record.
  */
 export interface AuditChain {

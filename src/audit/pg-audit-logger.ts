@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Queryable } from '../infra/postgres';
@@ -27,14 +28,9 @@ const COLUMNS = [
   'promotion_conversation_count',
   'config_snapshot',
   'metadata',
-  'tenant_id',
-  'key_id',
-  'agent_id',
-  'surface',
-  'request_id',
-  'job_name',
-  'job_run_id',
 ] as const;
+/** The actor's columns (sql/006), in actorValues order. */
+const ACTOR_COLUMNS = ['tenant_id', 'key_id', 'agent_id', 'surface', 'request_id', 'job_name', 'job_run_id'] as const;
 
 // $1 user ids, $2 memory ids, $3 operations -> {id}: those of $2 some row of $3 about $1 names (idx_audit_user narrows)
 const UNRECORDED = 'SELECT DISTINCT a AS id FROM memory_audit_log, unnest(affected_ids) a WHERE user_id = ANY($1) AND operation = ANY($3) AND a = ANY($2)';
@@ -44,7 +40,14 @@ const ENSURE_PARTITIONS = "SELECT ensure_audit_partitions((now() AT TIME ZONE 'U
 
 export interface PgAuditOptions {
   level: AuditLevel;
+  /** AUDIT_SPOOL_DIR: the logger spools into a folder of its own in it for `database` (spoolFolder). */
   spoolDir: string;
+  /**
+   * The database the rows are for (its URL; the password is not used). It names the spool
+   * folder, so that a process on another database sharing AUDIT_SPOOL_DIR (every process
+   * started in one checkout does) never replays these rows into its own.
+   */
+  database: string;
   /** Settings that shaped each operation (thresholds, models, weights), stored on each row. */
   configSnapshot: Record<string, unknown>;
   batchSize?: number;
@@ -63,6 +66,7 @@ export class PgAuditLogger implements AuditLogger {
   private flushing: Promise<void> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
   private readonly batchSize: number;
+  private readonly spoolDir: string;
 
   constructor(
     private readonly db: Queryable,
@@ -71,7 +75,9 @@ export class PgAuditLogger implements AuditLogger {
   ) {
     this.level = opts.level;
     this.batchSize = opts.batchSize ?? 200;
-    this.timer = setInterval(() => void this.flush(), opts.flushIntervalMs ?? 250);
+    this.spoolDir = join(opts.spoolDir, spoolFolder(opts.database));
+    warnOfUnclaimedSpool(opts.spoolDir, log);
+    this.timer = setInterval(() => void this.flush().catch(() => undefined), opts.flushIntervalMs ?? 250); // failures are logged by flush
     this.timer.unref();
   }
 
@@ -130,7 +136,7 @@ export class PgAuditLogger implements AuditLogger {
   /** Queues a row with the actor of the code running now (src/audit/actor.ts). */
   private enqueue(record: AuditRecord): void {
     this.queue.push({ ...record, actor: rowActor(currentActor(), record.userId) });
-    if (this.queue.length >= this.batchSize) void this.flush();
+    if (this.queue.length >= this.batchSize) void this.flush().catch(() => undefined); // logged by flush
   }
 
   /** Writes everything queued so far (or spools it); serialised so batches stay in order. */
@@ -143,8 +149,10 @@ export class PgAuditLogger implements AuditLogger {
   }
 
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.drain());
-    return this.flushing;
+    const run = this.flushing.then(() => this.drain());
+    // A drain that fails (the spool folder unwritable) fails its callers, not every later flush.
+    this.flushing = run.catch((err: unknown) => this.log.error({ subsystem: 'audit', err: (err as Error).message }, 'audit flush failed; the rows stay queued'));
+    return run;
   }
 
   private async drain(): Promise<void> {
@@ -154,9 +162,14 @@ export class PgAuditLogger implements AuditLogger {
       try {
         await this.insert(batch);
       } catch (err) {
-        this.spool(batch, err);
         // Postgres is down: spool the rest without trying each batch against it.
-        if (this.queue.length > 0) this.spool(this.queue.splice(0), err);
+        const rest = this.queue.splice(0);
+        try {
+          this.spool([...batch, ...rest], err);
+        } catch (spoolErr) {
+          this.queue.unshift(...batch, ...rest); // neither written nor spooled: keep them for the next flush
+          throw spoolErr;
+        }
       }
     }
   }
@@ -197,7 +210,7 @@ export class PgAuditLogger implements AuditLogger {
       });
       return `(${placeholders.join(', ')})`;
     });
-    const sql = `INSERT INTO memory_audit_log (${COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`;
+    const sql = `INSERT INTO memory_audit_log (${[...COLUMNS, ...ACTOR_COLUMNS].join(', ')}) VALUES ${rows.join(', ')}`;
     try {
       await this.db.query(sql, params);
     } catch (err) {
@@ -209,20 +222,20 @@ export class PgAuditLogger implements AuditLogger {
   }
 
   private spool(batch: AuditRecord[], err: unknown): void {
-    mkdirSync(this.opts.spoolDir, { recursive: true });
-    const file = join(this.opts.spoolDir, `audit-${Date.now()}-${process.pid}.jsonl`);
+    mkdirSync(this.spoolDir, { recursive: true });
+    const file = join(this.spoolDir, `audit-${Date.now()}-${process.pid}.jsonl`);
     appendFileSync(file, batch.map((r) => JSON.stringify(r)).join('\n') + '\n');
     this.log.warn({ subsystem: 'audit', rows: batch.length, file, err: (err as Error).message }, 'audit rows spooled to disk; they are replayed when PostgreSQL answers');
   }
 
   /** Replays spool files oldest first; a file is removed only after its rows are in Postgres. */
   private async replaySpool(): Promise<void> {
-    if (!existsSync(this.opts.spoolDir)) return;
-    const files = readdirSync(this.opts.spoolDir)
+    if (!existsSync(this.spoolDir)) return;
+    const files = readdirSync(this.spoolDir)
       .filter((f) => f.endsWith('.jsonl'))
       .sort();
     for (const name of files) {
-      const file = join(this.opts.spoolDir, name);
+      const file = join(this.spoolDir, name);
       const claimed = `${file}.replaying`;
       try {
         renameSync(file, claimed); // another process may be replaying the same spool
@@ -263,6 +276,34 @@ export class PgAuditLogger implements AuditLogger {
 }
 
 /**
+ * The spool folder of a database, readable: `<database>@<host>-<port>` of its URL (user and
+ * password left out), characters outside [A-Za-z0-9._@-] as `_`.
+ */
+export function spoolFolder(databaseUrl: string): string {
+  let name: string;
+  try {
+    const u = new URL(databaseUrl);
+    name = `${decodeURIComponent(u.pathname.slice(1)) || 'postgres'}@${u.hostname || 'localhost'}-${u.port || '5432'}`;
+  } catch {
+    name = `db-${createHash('sha256').update(databaseUrl).digest('hex').slice(0, 16)}`;
+  }
+  return name.replace(/[^A-Za-z0-9._@-]/g, '_');
+}
+
+/**
+ * Spool files directly in AUDIT_SPOOL_DIR were written before spools had a folder per
+ * database: which database they belong to is unknown, so none is replayed; say so once.
+ */
+function warnOfUnclaimedSpool(root: string, log: Logger): void {
+  const files = existsSync(root) ? readdirSync(root).filter((f) => f.endsWith('.jsonl')) : [];
+  if (files.length === 0) return;
+  log.warn(
+    { subsystem: 'audit', dir: root, files: files.length },
+    'audit spool files of an unknown database (written before spools had a folder per database) are not replayed: move each into the folder of its database (AUDIT_SPOOL_DIR/<database>@<host>-<port>) to replay it',
+  );
+}
+
+/**
  * The actor a row carries. The worker acts for no API key: its rows take the tenant whose
  * namespace holds the user the job acted on, so a tenant's reviewer sees them.
  */
@@ -271,7 +312,13 @@ function rowActor(actor: AuditActor, userId: string | undefined): AuditActor {
   return { ...actor, tenantId: TenantNamespace.tenantOf(userId) };
 }
 
-/** The actor columns' values, in COLUMNS order. */
+/** The actor columns' values, in ACTOR_COLUMNS order. */
 export function actorValues(a: AuditActor | undefined): unknown[] {
   return [a?.tenantId ?? null, a?.keyId ?? null, a?.agentId ?? null, a?.surface ?? null, a?.requestId ?? null, a?.job ?? null, a?.runId ?? null];
+}
+
+/** The actor as column name -> value (for SQL functions that write rows themselves, sql/011). */
+export function actorColumns(a: AuditActor | undefined): Record<string, unknown> {
+  const values = actorValues(a);
+  return Object.fromEntries(ACTOR_COLUMNS.map((c, i) => [c, values[i]]));
 }

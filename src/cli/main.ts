@@ -238,11 +238,19 @@ program
 
 audit
   .command('verify')
-  .description("recompute every audit row's hash and its link to the previous row of its day; names the first row that breaks the chain (exit 1)")
+  .description("recompute every audit row's hash, its link to the previous row of its day, and each day's head and link to the day before; names the first break (exit 1)")
   .option('--since <day>', 'only days from this UTC day on (YYYY-MM-DD)')
   .action(async (opts: { since?: string }) => {
     const { auditVerifyCommand } = modules.auditVerify();
     process.exitCode = await auditVerifyCommand(config(), opts);
+  });
+audit
+  .command('verify-receipt')
+  .description('check an erasure receipt (forget-user) against the chain: its record is there, unchanged, and the chain from its day on verifies (exit 1 when not)')
+  .argument('<file>', "the receipt's JSON file, or - for stdin")
+  .action(async (file: string) => {
+    const { auditVerifyReceiptCommand } = modules.auditVerify();
+    process.exitCode = await auditVerifyReceiptCommand(config(), file);
   });
 registerPoolsCommands(program, config);
 

@@ -125,7 +125,8 @@ export class PoolMemory {
     const q = parseInput(PoolRefSchema, { poolId }, 'pool reference');
     const t0 = performance.now();
     const r = await this.d.store.deletePool(this.principal, q.poolId);
-    this.write('delete_pool', q.poolId, [q.poolId], t0, r);
+    // What went is counts, not content: kept at every audit level (a payload only at verbose).
+    this.write('delete_pool', q.poolId, [q.poolId], t0, undefined, undefined, { deleted: r });
     return { poolId: q.poolId, ...r };
   }
 
@@ -339,7 +340,7 @@ export class PoolMemory {
     return { tenantId: this.principal.tenantId, agentId: this.principal.agentId, keyId: this.principal.keyId };
   }
 
-  private write(operation: string, poolId: string, affectedIds: string[], t0: number, payload?: Record<string, unknown>, userId?: string): void {
+  private write(operation: string, poolId: string, affectedIds: string[], t0: number, payload?: Record<string, unknown>, userId?: string, extra: Record<string, unknown> = {}): void {
     this.d.audit.logWrite({
       operation,
       memoryType: 'shared',
@@ -348,7 +349,7 @@ export class PoolMemory {
       affectedIds,
       latencyMs: performance.now() - t0,
       payload,
-      metadata: { poolId, actor: this.actor() },
+      metadata: { poolId, actor: this.actor(), ...extra },
     });
   }
 

@@ -87,8 +87,14 @@ export function createJobs(d: JobDeps): Record<JobName, JobFn> {
       retention: w.deleteDays === undefined || !s.forget ? undefined : { days: w.deleteDays, forget: s.forget },
     }),
     promote: promoteJob({ knowledge: d.knowledge, thresholds: w.promotion, batchSize: w.batchSize }),
-    short_term: shortTermJob({ store: s.shortTerm, knowledge: d.knowledge, minAccess: w.shortTermMinAccess, batchSize: w.batchSize }),
+    short_term: shortTermJob({ store: s.shortTerm, knowledge: d.knowledge, trail: s.auditTrail, minAccess: w.shortTermMinAccess, batchSize: w.batchSize }),
     audit_partitions: auditPartitionsJob({ trail: s.auditTrail, daysAhead: d.config.audit.partitionDaysAhead, retentionDays: d.config.audit.retentionDays }),
-    pools: poolsJob({ pools: s.pools, duplicateCosine: d.config.pools.duplicateCosine, staleThreshold: d.config.pools.staleThreshold, staleHalfLifeDays: d.config.pools.staleHalfLifeDays }),
+    pools: poolsJob({
+      pools: s.pools,
+      trail: s.auditTrail,
+      duplicateCosine: d.config.pools.duplicateCosine,
+      staleThreshold: d.config.pools.staleThreshold,
+      staleHalfLifeDays: d.config.pools.staleHalfLifeDays,
+    }),
   };
 }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -7,9 +7,7 @@ import type pg from 'pg';
 import { PgAuditChain, PgAuditLogger, PgAuditTrail, withActor, type ChainReport } from '../../src/audit';
 import { createLogger } from '../../src/infra/logger';
 import { createPgPool } from '../../src/infra/postgres';
-import { runPostgresMigrations } from '../../src/migrate';
-import { scratchDatabase, type ScratchDatabase } from '../support/scratch-database';
-import { testConfig } from '../support/stack';
+import { scratchDatabase, scratchDatabaseBefore, type ScratchDatabase } from '../support/scratch-database';
 
 /**
  * The audit log's hash chain (sql/007) on databases of their own (each test breaks its log on
@@ -37,7 +35,7 @@ async function cliVerify(url: string, ...args: string[]): Promise<{ code: number
 function logger(pool: pg.Pool, batchSize = 50): PgAuditLogger {
   return new PgAuditLogger(
     pool,
-    { level: 'verbose', spoolDir: mkdtempSync(join(tmpdir(), 'mnemograph-chain-')), configSnapshot: { recall: { weights: [0.5, 0.25] } }, batchSize, flushIntervalMs: 60_000 },
+    { level: 'verbose', spoolDir: mkdtempSync(join(tmpdir(), 'mnemograph-chain-')), database: 'scratch', configSnapshot: { recall: { weights: [0.5, 0.25] } }, batchSize, flushIntervalMs: 60_000 },
     silent,
   );
 }
@@ -105,7 +103,7 @@ describe('audit verify on a clean log, after an UPDATE and after a DELETE', () =
       "INSERT INTO memory_audit_log (timestamp, operation, memory_type, user_id) SELECT now() - interval '1 day' + i * interval '1 ms', 'store', 'episodic', 'acme.y' FROM generate_series(1, 20) i",
     );
     const r = await verify(db);
-    expect(r).toEqual({ ok: true, rowsChecked: 220, daysChecked: 2, redactedRows: 0, firstBreak: null });
+    expect(r).toEqual({ ok: true, rowsChecked: 220, daysChecked: 2, redactedRows: 0, droppedThrough: null, firstBreak: null });
     const today = new Date().toISOString().slice(0, 10);
     expect((await verify(db, today)).rowsChecked).toBe(200);
     const cli = await cliVerify(db.url);
@@ -221,14 +219,12 @@ describe('sql/007 on a log that already has rows', () => {
   afterAll(async () => db?.drop());
 
   it('chains the rows written before it, per day in id order, and new rows after them', async () => {
-    const before = mkdtempSync(join(tmpdir(), 'mnemograph-sql-'));
-    mkdirSync(join(before, 'sql'));
-    for (const f of readdirSync(join(ROOT, 'sql')).filter((f) => f < '007')) copyFileSync(join(ROOT, 'sql', f), join(before, 'sql', f));
-    db = await scratchDatabase('mnemograph_chain', { root: before });
+    const old = await scratchDatabaseBefore('mnemograph_chain', '007');
+    db = old;
     await db.pool.query(
       "INSERT INTO memory_audit_log (timestamp, operation, memory_type, user_id, tenant_id) SELECT now() - (i % 2) * interval '1 day', 'store', 'episodic', 'acme.u' || i, 'acme' FROM generate_series(1, 30) i",
     );
-    await runPostgresMigrations(db.pool, testConfig({ DATABASE_URL: db.url, DATABASE_READ_URL: db.url }), { check: false });
+    await old.migrateRest();
     await writeRows(db.pool, 10);
     expect(await verify(db)).toMatchObject({ ok: true, rowsChecked: 40, daysChecked: 2 });
   });

@@ -1,6 +1,7 @@
 import { openHarness, type Harness } from './api-harness';
 import { uid } from '../support/stack';
 import { poolsJob } from '../../src/worker/jobs/pools';
+import { PgAuditTrail } from '../../src/audit';
 
 /**
  * Memory pools over real HTTP with agent-bound keys, on the real stack: who may read and
@@ -236,7 +237,7 @@ describe('versions, snapshots, maintenance', () => {
     const a = await add('planner', 'The staging database password rotates every Monday morning.', { provenance: { toolCallId: 'call-1' } });
     const b = await add('writer', 'The staging database password rotates every Monday morning!', { provenance: { toolCallId: 'call-2' } });
     const d = await add('planner', 'Customer invoices are sent on the first day of the month.');
-    const job = poolsJob({ pools: h.m.poolStore, duplicateCosine: 0.92, staleThreshold: 0.9, staleHalfLifeDays: 30 });
+    const job = poolsJob({ pools: h.m.poolStore, trail: new PgAuditTrail(h.m.pg.primary), duplicateCosine: 0.92, staleThreshold: 0.9, staleHalfLifeDays: 30 });
     const ctx = { clock: { now: () => new Date() }, log: h.m.log, signal: new AbortController().signal, workerId: 'test', pause: () => Promise.resolve() };
     const stats = await job(ctx);
     expect(stats.merged).toBeGreaterThanOrEqual(1);
@@ -258,6 +259,18 @@ describe('versions, snapshots, maintenance', () => {
     expect((await call('planner', { method: 'POST', path: `/v1/pools/${poolId}/entries/list`, body: { includeArchived: true } })).body.entries).toHaveLength(2);
   });
 
+  it('deleting a pool leaves one audit row naming how much went, at level writes', async () => {
+    await freshTenant();
+    const poolId = uid('p');
+    await call('planner', { method: 'POST', path: '/v1/pools', body: { poolId } });
+    await call('planner', { method: 'POST', path: `/v1/pools/${poolId}/entries`, body: { content: 'Standup moves to 9:30.' } });
+    expect((await call('planner', { method: 'DELETE', path: `/v1/pools/${poolId}` })).status).toBe(200);
+    await h.m.audit.flush();
+    const row = await h.m.pg.primary.query("SELECT metadata FROM memory_audit_log WHERE operation = 'delete_pool' ORDER BY id DESC LIMIT 1");
+    expect(row.rows[0].metadata).toMatchObject({ deleted: { entries: 1, versions: 1, snapshots: 0 } });
+    expect(row.rows[0].metadata.payload).toBeUndefined();
+  });
+
   it('expired pools go with everything in them; entries about a user are erased with the user', async () => {
     await freshTenant();
     const poolId = uid('p');
@@ -270,10 +283,14 @@ describe('versions, snapshots, maintenance', () => {
     expect((await h.call(tenant.key, 'DELETE', `/v1/users/${userId}`)).status).toBe(200);
     expect((await call('planner', { method: 'GET', path: `/v1/pools/${poolId}/entries/${about.body.id}` })).status).toBe(404);
     await call('planner', { method: 'POST', path: `/v1/pools/${poolId}/entries`, body: { content: 'Team lunch on Fridays.' } });
-    const job = poolsJob({ pools: h.m.poolStore, duplicateCosine: 0.92, staleThreshold: 0.9, staleHalfLifeDays: 30 });
+    const job = poolsJob({ pools: h.m.poolStore, trail: new PgAuditTrail(h.m.pg.primary), duplicateCosine: 0.92, staleThreshold: 0.9, staleHalfLifeDays: 30 });
     await job({ clock: { now: () => new Date(Date.now() + 120_000) }, log: h.m.log, signal: new AbortController().signal, workerId: 'test', pause: () => Promise.resolve() });
     const left = await h.m.neo4j.read<{ n: number }>('MATCH (e:PoolEntry) WHERE e.pool_id = $p RETURN count(e) AS n', { p: `${tenant.tenantId}.${poolId}` }, { subsystem: 'test', op: 'check' });
     expect(left[0]!.n).toBe(0);
     expect((await call('planner', { method: 'GET', path: `/v1/pools/${poolId}` })).status).toBe(404);
+    // The expiry is one chained audit row of what went, by kind and count.
+    const record = await h.m.pg.primary.query("SELECT metadata, chain_seq FROM memory_audit_log WHERE operation = 'expire_pools' ORDER BY id DESC LIMIT 1");
+    expect(record.rows).toEqual([{ metadata: { deleted: { pools: expect.any(Number), entries: expect.any(Number) } }, chain_seq: expect.any(String) }]);
+    expect(record.rows[0].metadata.deleted.pools).toBeGreaterThanOrEqual(1);
   });
 });

@@ -1,4 +1,5 @@
 import { keyPrincipal, userScope } from '../../src/access';
+import { PgAuditTrail } from '../../src/audit';
 import { createMnemograph, type Mnemograph } from '../../src/container';
 import { formatContext } from '../../src/retrieval';
 import { emptyErasureReport, RedisUserKeys, type ExportLine } from '../../src/tenancy';
@@ -68,6 +69,9 @@ describe('short-term tier (fake clock)', () => {
     clock.advance(7200);
     const stats = await m.jobs.short_term(jobContext([userId]));
     expect(stats).toMatchObject({ promoted: 1, promotionsFailed: 0, expiredDeleted: 3 });
+    // The expiry is one chained audit row of what went, by kind and count.
+    const record = await m.pg.primary.query("SELECT metadata, chain_seq FROM memory_audit_log WHERE operation = 'expire_short_term' ORDER BY id DESC LIMIT 1");
+    expect(record.rows).toEqual([{ metadata: { deleted: { shortTermEntries: 3 } }, chain_seq: expect.any(String) }]);
     const fact = await m.memory.semantic.getFact(userId, `stm-${w.entry.id}`);
     expect(fact).toMatchObject({
       claim: 'budget: The budget for the flat is 1200 euros a month',
@@ -91,7 +95,7 @@ describe('short-term tier (fake clock)', () => {
     await s.get({ userId, sessionId: 's', key: 'k' });
     expect(await m.jobs.short_term(jobContext([userId]))).toMatchObject({ promoted: 0, expiredDeleted: 0 });
     const { shortTermJob } = await import('../../src/worker/jobs/short-term');
-    const twice = shortTermJob({ store: m.shortTerm, knowledge: m.knowledge, minAccess: 2, batchSize: 10 });
+    const twice = shortTermJob({ store: m.shortTerm, knowledge: m.knowledge, trail: new PgAuditTrail(m.pg.primary), minAccess: 2, batchSize: 10 });
     expect(await twice(jobContext([userId]))).toMatchObject({ promoted: 1 });
     expect((await s.list({ userId }))[0]!.promotedFactId).toMatch(/^stm-/);
   }, 30_000);

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PgAuditLogger, withActor } from '../../src/audit';
+import { PgAuditLogger, spoolFolder, withActor } from '../../src/audit';
 import { createMnemograph, type Mnemograph } from '../../src/container';
 import { createLogger } from '../../src/infra/logger';
 import { createPgPool } from '../../src/infra/postgres';
@@ -175,12 +175,14 @@ describe('audit levels', () => {
     }
   });
 
-  it('spools audit rows while Postgres is unreachable and replays them, each once', async () => {
+  it('spools audit rows while Postgres is unreachable and replays them into their database only, each once', async () => {
     const spoolDir = mkdtempSync(join(tmpdir(), 'mnemograph-spool-'));
     const deadPort = await freePort();
+    // The test database while it is away: the rows are for it (database), its pool reaches nothing.
+    const url = testConfig().postgres.url;
     const dead = createPgPool(`postgres://postgres@127.0.0.1:${deadPort}/mnemograph`, 1);
     const userId = uid('u');
-    const down = new PgAuditLogger(dead, { level: 'writes', spoolDir, configSnapshot: {} }, silent);
+    const down = new PgAuditLogger(dead, { level: 'writes', spoolDir, database: url, configSnapshot: {} }, silent);
     // Rows spooled keep the actor they were queued with (src/audit/actor.ts).
     const actor = { tenantId: 'spool-t', keyId: 'k-spool', agentId: 'planner', surface: 'http', requestId: 'req-spooled' } as const;
     withActor(actor, () => {
@@ -188,18 +190,23 @@ describe('audit levels', () => {
     });
     await down.close();
     await dead.end();
-    const spooled = readdirSync(spoolDir).flatMap((f) => readFileSync(join(spoolDir, f), 'utf8').trim().split('\n'));
+    const folder = join(spoolDir, spoolFolder(url));
+    const spooled = readdirSync(folder).flatMap((f) => readFileSync(join(folder, f), 'utf8').trim().split('\n'));
     expect(spooled).toHaveLength(5);
 
-    const live = createPgPool(testConfig().postgres.url, 2);
-    const up = new PgAuditLogger(live, { level: 'writes', spoolDir, configSnapshot: {} }, silent);
+    const live = createPgPool(url, 2);
+    // A process on another database sharing the spool folder (one checkout) leaves them alone.
+    const neighbour = new PgAuditLogger(live, { level: 'writes', spoolDir, database: `${url}_other`, configSnapshot: {} }, silent);
+    await neighbour.close();
+    expect(readdirSync(folder)).toHaveLength(1);
+    const up = new PgAuditLogger(live, { level: 'writes', spoolDir, database: url, configSnapshot: {} }, silent);
     try {
       await up.flush();
       await up.flush();
       const rows = await live.query('SELECT affected_ids, tenant_id, key_id, agent_id, surface, request_id FROM memory_audit_log WHERE user_id = $1 ORDER BY id', [userId]);
       expect(rows.rows.map((r) => r.affected_ids[0])).toEqual(['t0', 't1', 't2', 't3', 't4']);
       for (const r of rows.rows) expect(r).toMatchObject({ tenant_id: 'spool-t', key_id: 'k-spool', agent_id: 'planner', surface: 'http', request_id: 'req-spooled' });
-      expect(readdirSync(spoolDir)).toEqual([]);
+      expect(readdirSync(folder)).toEqual([]);
     } finally {
       await up.close();
       await live.end();

@@ -3,7 +3,8 @@ import { loadConfig } from '../../src/config';
 import { privatePostgres, privateRedis, runningNeo4j, type StoreControl } from './stores';
 
 /*
- * The fault suite, short form (`npm run test:faults`; not in `npm test`): the suite's own
+ * The fault suite, short form (`npm run test:faults`; not in `npm test`, which runs the
+ * PostgreSQL case shorter still in test/integration/audit-restart.test.ts): the suite's own
  * PostgreSQL and Redis really stopped and started under concurrent writers, forget-user
  * racing writers, 50 clients. With FAULTS_NEO4J_DATA_DIR (and NEO4J_URI / NEO4J_HTTP_PORT of
  * that instance, never the one on 7687), also a Neo4j kill -9 and restart; the long form with

@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { createPgPool } from '../../src/infra/postgres';
 import { runPostgresMigrations } from '../../src/migrate';
@@ -31,6 +34,25 @@ export async function scratchDatabase(prefix = 'scratch', opts: { root?: string 
     async drop() {
       await pool.end();
       await onServer(base, `DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+    },
+  };
+}
+
+/**
+ * A scratch database migrated only with the SQL migrations numbered before `version` (e.g.
+ * '011'), for a test of how a migration upgrades what was written before it; `migrateRest`
+ * applies the others (the repository's, as `mnemograph migrate` does).
+ */
+export async function scratchDatabaseBefore(prefix: string, version: string): Promise<ScratchDatabase & { migrateRest(): Promise<void> }> {
+  const sql = join(__dirname, '..', '..', 'sql');
+  const before = mkdtempSync(join(tmpdir(), 'mnemograph-sql-'));
+  mkdirSync(join(before, 'sql'));
+  for (const f of readdirSync(sql).filter((f) => f < version)) copyFileSync(join(sql, f), join(before, 'sql', f));
+  const db = await scratchDatabase(prefix, { root: before });
+  return {
+    ...db,
+    async migrateRest() {
+      await runPostgresMigrations(db.pool, testConfig({ DATABASE_URL: db.url, DATABASE_READ_URL: db.url }), { check: false });
     },
   };
 }

@@ -1,9 +1,12 @@
+import type { AuditTrail } from '../../audit';
 import type { PoolUpkeep } from '../../pools/contract';
 import { minStaleAgeDays, staleness } from '../../pools/relevance';
 import type { JobContext, JobStats } from '../contract';
 
 export interface PoolsJobDeps {
   pools: PoolUpkeep;
+  /** Where the expiry is recorded: one chained audit row per run that removed pools or entries. */
+  trail: Pick<AuditTrail, 'recordDeletion'>;
   /** Raw cosine at which two entries of a pool about the same user (or none) are one (seed 001: 0.92). */
   duplicateCosine: number;
   /** Staleness (src/pools/relevance.ts) at which an entry is archived (seed 001: 0.9). */
@@ -16,7 +19,7 @@ const DAY_MS = 86_400_000;
 
 /**
  * `pools` (daily, seed 001 memory maintenance): removes expired pools (with everything in
- * them) and expired entries; merges near-duplicate entries of each pool, keeping every
+ * them) and expired entries (how many: one chained audit row); merges near-duplicate entries of each pool, keeping every
  * provenance in the survivor (`mergedFrom`, and a `merge` version in its history); archives
  * entries whose staleness reaches the threshold (out of recall and lists, still in the
  * pool's history and snapshots). Idempotent: a rerun finds nothing more to do.
@@ -36,6 +39,7 @@ export function poolsJob(deps: PoolsJobDeps) {
       stats.entriesExpired! += r.entries;
       if (r.pools < limit && r.entries < limit) break;
     }
+    if (stats.poolsExpired! + stats.entriesExpired! > 0) await deps.trail.recordDeletion('expire_pools', 'shared', { pools: stats.poolsExpired!, entries: stats.entriesExpired! });
 
     // Near-duplicates, one pool at a time; an entry takes part in one merge per round, so
     // chains (a~b, b~c) settle over rounds of the loop.

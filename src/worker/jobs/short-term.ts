@@ -1,3 +1,4 @@
+import type { AuditTrail } from '../../audit';
 import { errorMessage } from '../../errors';
 import type { PromotableEntry, ShortTermStore } from '../../short-term/contract';
 import type { JobContext, JobStats, KnowledgeWriter } from '../contract';
@@ -5,6 +6,8 @@ import type { JobContext, JobStats, KnowledgeWriter } from '../contract';
 export interface ShortTermJobDeps {
   store: Pick<ShortTermStore, 'promotable' | 'markPromoted' | 'deleteExpired'>;
   knowledge: Pick<KnowledgeWriter, 'storeFact'>;
+  /** Where the expiry is recorded: one chained audit row per run that deleted entries. */
+  trail: Pick<AuditTrail, 'recordDeletion'>;
   /** Reads at which an entry is promoted (SHORT_TERM_PROMOTE_MIN_ACCESS, seed 001: 3). */
   minAccess: number;
   batchSize: number;
@@ -13,7 +16,7 @@ export interface ShortTermJobDeps {
 /**
  * `short_term` (every 10 min; seed 001's consolidation pipeline): entries of the short-term
  * tier read at least `minAccess` times become facts in the user's semantic memory, then
- * expired entries are deleted (promoted or not).
+ * expired entries are deleted (promoted or not), and how many is one chained audit row.
  *
  * Long-term here is a Fact, not an observation: a fact is recallable at once (embedded,
  * in the vector and full-text indexes), keeps the entry verbatim as its claim, and carries
@@ -49,6 +52,7 @@ export function shortTermJob(deps: ShortTermJobDeps) {
       if (batch.length < deps.batchSize || progressed === 0) break;
     }
     stats.expiredDeleted = await deps.store.deleteExpired(ctx.clock.now(), userIds);
+    if (stats.expiredDeleted > 0) await deps.trail.recordDeletion('expire_short_term', 'short_term', { shortTermEntries: stats.expiredDeleted });
     return stats;
   };
 }
