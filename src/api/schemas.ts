@@ -69,6 +69,10 @@ export const ErasureReportSchema = z
     rowsDeleted: z.record(z.string(), z.number().int()),
     redisKeysDeleted: z.number().int(),
     auditRowsRedacted: z.number().int(),
+    receipt: z
+      .string()
+      .optional()
+      .describe('the erasure record\'s receipt (JSON text: record id, chain position, hashes, counts); keep it: `mnemograph audit verify-receipt` checks it against the audit chain later'),
   })
   .meta({ id: 'ErasureReport' });
 

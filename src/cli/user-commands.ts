@@ -133,6 +133,7 @@ export async function forgetUserCommand(config: Config, ref: UserRef & { yes?: b
     console.log(
       `erased ${r.userId}: ${r.nodesDeleted} Neo4j nodes, ${Object.values(r.rowsDeleted).reduce((a, b) => a + b, 0)} PostgreSQL rows, ${r.redisKeysDeleted} Redis keys, ${r.auditRowsRedacted} audit rows redacted (their hashes and one erasure record kept)`,
     );
+    if (r.receipt) console.log(`receipt (keep it; mnemograph audit verify-receipt checks it): ${r.receipt}`);
     return 0;
   });
 }

@@ -38,7 +38,7 @@ export interface DeleteResult {
  * derived knowledge (Neo4j, one transaction; it follows the turns' DERIVED_FROM links, so it
  * goes first), the turns, the turn log's rows and tool calls, working memory, the profile's
  * values of the facts that went, the vectors held in the process; then one audit record of
- * kinds and counts. A delete interrupted midway is completed by asking again. A dry run
+ * kinds and counts, written before the delete answers. A delete interrupted midway is completed by asking again. A dry run
  * reads the same plan and changes nothing.
  */
 export class Forgetter {
@@ -79,6 +79,8 @@ export class Forgetter {
       latencyMs: performance.now() - t0,
       metadata: { turns, keepDerived: opts.keepDerived, derived: plan.counts },
     });
+    // The record is written before the delete answers: a process stopped right after it must not lose it.
+    await this.d.audit.flush();
     return { dryRun: false, channel: found.channel, turns, plan };
   }
 }

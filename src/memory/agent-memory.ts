@@ -577,7 +577,7 @@ export class AgentMemory {
           log,
           promotionThresholds: this.d.promotionThresholds,
           entityMatchSimilarity: this.d.entityMatchSimilarity,
-          reviseProfile: this.d.profiles?.revise,
+          reviseProfile: (userId, gone, added) => this.d.profiles?.revise?.(userId, gone, added) ?? Promise.resolve(),
         },
         this.principal,
       ),

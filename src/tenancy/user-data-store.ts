@@ -123,9 +123,10 @@ export class UserDataStore {
       // names the redaction (time and count), which is how `audit verify` tells it from an edit.
       const redactedAt = new Date();
       report.auditRowsRedacted = await this.audit.redactUserRows(userId, redactedAt);
-      await this.audit.recordUserErased(userId, { ...report, auditRedactedAt: redactedAt.toISOString() });
+      const receipt = await this.audit.recordUserErased(userId, { ...report, auditRedactedAt: redactedAt.toISOString() });
       await opts.then?.();
-      return report;
+      // JSON text, handed on as it is (the API does not rewrite the ids in it): `mnemograph audit verify-receipt` checks it.
+      return { ...report, receipt: JSON.stringify(receipt) };
     };
     return this.opts.fence ? this.opts.fence.closed(userId, run, { openAfter: opts.openAfter }) : run();
   }

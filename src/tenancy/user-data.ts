@@ -25,6 +25,8 @@ export interface ErasureReport {
   rowsDeleted: Record<string, number>;
   redisKeysDeleted: number;
   auditRowsRedacted: number;
+  /** The erasure record's receipt (src/audit ErasureReceipt) as JSON text, once the erasure is complete. */
+  receipt?: string;
 }
 
 /** A report of an erasure that has deleted nothing yet (its parts add to it). */

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TenantNamespace } from '../../src/access';
+import { parseErasureReceipt, verifyErasureReceipt } from '../../src/audit';
 import { cleanupJob } from '../../src/worker/jobs/cleanup';
 import { uid } from '../support/stack';
 import { openHarness, type Harness } from './api-harness';
@@ -233,6 +234,10 @@ describe('erasure is final and accounted', () => {
     const erased = await h.call(A.key, 'DELETE', `/v1/users/${userId}`);
     expect(erased.status).toBe(200);
     expect(erased.body.redisKeysDeleted).toBeGreaterThan(0);
+    // The receipt checks against the audit chain.
+    await h.m.audit.flush();
+    const checked = await verifyErasureReceipt(h.m.pg.primary, parseErasureReceipt(erased.body.receipt));
+    expect(checked.problem).toBeNull(); // the record and its hashes hold (the whole chain is audit-receipt.test.ts's, on a database of its own)
     expect((await h.call(A.key, 'GET', `/v1/pools/${poolId}/entries/${entry.body.id}`)).status).toBe(404);
     const left = await h.m.neo4j.read<{ n: number }>('MATCH (e:PoolEntry) WHERE e.content CONTAINS $s RETURN count(e) AS n', { s: 'LOCKER 4471' }, { subsystem: 'test', op: 'left' });
     expect(left[0]!.n).toBe(0);
