@@ -72,7 +72,7 @@ export const ErasureReportSchema = z
     receipt: z
       .string()
       .optional()
-      .describe('the erasure record\'s receipt (JSON text: record id, chain position, hashes, counts); keep it: `mnemograph audit verify-receipt` checks it against the audit chain later'),
+      .describe("the erasure record's receipt (JSON text: record id, chain position, hashes, counts); keep it: `mnemograph audit verify-receipt` checks it against the audit chain later"),
   })
   .meta({ id: 'ErasureReport' });
 
