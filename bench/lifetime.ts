@@ -319,7 +319,8 @@ async function main(): Promise<void> {
   const o = optionsFrom(c);
   // config/mnemograph.env (or MNEMOGRAPH_ENV_FILE), as every `mnemograph` command reads it: the worktree's own stack.
   applyEnvFile(process.env);
-  const config = loadConfig({ ...process.env, EMBEDDING_MODE: 'inline', MIGRATE_ON_START: 'true', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
+  // The deletion pass is the API's only client and asks thousands of questions a minute: no rate limit in its way.
+  const config = loadConfig({ ...process.env, EMBEDDING_MODE: 'inline', MIGRATE_ON_START: 'true', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', API_RATE_LIMIT_PER_MINUTE: '1000000' });
   const embedder = new CachingEmbedder(
     createEmbedder(config.embedding),
     process.env.BENCH_EMBEDDING_CACHE ?? join(ROOT, 'bench/cache', `embeddings-${config.embedding.provider}-${config.embedding.model}.bin`),

@@ -13,7 +13,7 @@ let m: Mnemograph;
 let srv: RunningServer;
 const clock = new FakeClock(new Date());
 beforeAll(async () => {
-  m = await createMnemograph(testConfig({ EMBEDDING_MODE: 'inline', LOG_LEVEL: 'silent' }), { backgroundEmbedding: false, clock });
+  m = await createMnemograph(testConfig({ EMBEDDING_MODE: 'inline', LOG_LEVEL: 'silent', API_RATE_LIMIT_PER_MINUTE: '1000000' }), { backgroundEmbedding: false, clock });
   srv = await startServer(m, { port: 0, host: '127.0.0.1', mount: mountMcp, warmUp: false });
 });
 afterAll(async () => {
