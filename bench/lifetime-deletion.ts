@@ -34,7 +34,8 @@ interface FactRow {
 
 /** One thing the pass asks about: who owns it, what it is, the query that should find it. */
 interface Item {
-  kind: 'turn' | 'conversation' | 'fact';
+  /** `learned_fact`: a fact learned only from deleted turns (deleted with them, if deletes cascade). */
+  kind: 'turn' | 'conversation' | 'fact' | 'learned_fact';
   id: string;
   userId: string;
   query: string;
@@ -99,7 +100,7 @@ export function choose(turns: TurnRow[], facts: FactRow[], plan: DeletionPlan, e
       conversations: [...goneSessions].map(conversationItem),
       facts: retracted.map(factItem),
     },
-    orphanedFacts: orphaned.map(factItem),
+    orphanedFacts: orphaned.map((f) => ({ ...factItem(f), kind: 'learned_fact' as const })),
     survivors: {
       turns: spread(survivingTurns, plan.survivors, 0.5).map(turnItem),
       conversations: spread(
@@ -136,16 +137,25 @@ function returns(seen: Seen | undefined, item: Item): boolean {
 /** Leaks: (deleted item, surface) pairs where the surface still returns it, to any probe or in any listing of its user. */
 function countLeaks(items: Item[], obs: Observation) {
   const perSurface = Object.fromEntries(SURFACES.map((s) => [s, 0])) as Record<Surface, number>;
+  const byKind: Record<string, { items: number; leaked: number; per_surface: Partial<Record<Surface, number>> }> = {};
   const examples: Array<{ kind: string; id: string; surface: Surface }> = [];
   let items_leaked = 0;
   for (const item of items) {
     const answers = [obs.byUser.get(item.userId) ?? {}, ...[...obs.byProbe].filter(([p]) => p.userId === item.userId).map(([, a]) => a)];
     const leakedOn = SURFACES.filter((s) => answers.some((a) => returns(a[s], item)));
-    for (const s of leakedOn) perSurface[s]++;
-    if (leakedOn.length > 0) items_leaked++;
+    const k = (byKind[item.kind] ??= { items: 0, leaked: 0, per_surface: {} });
+    k.items++;
+    for (const s of leakedOn) {
+      perSurface[s]++;
+      k.per_surface[s] = (k.per_surface[s] ?? 0) + 1;
+    }
+    if (leakedOn.length > 0) {
+      items_leaked++;
+      k.leaked++;
+    }
     if (leakedOn.length > 0 && examples.length < 10) examples.push({ kind: item.kind, id: item.id, surface: leakedOn[0]! });
   }
-  return { total: Object.values(perSurface).reduce((a, b) => a + b, 0), items_leaked, items: items.length, per_surface: perSurface, examples };
+  return { total: Object.values(perSurface).reduce((a, b) => a + b, 0), items_leaked, items: items.length, per_surface: perSurface, by_kind: byKind, examples };
 }
 
 /** Wrong removals: (survivor, surface) pairs where its own probe (or its user's listing) returned it before the deletions and not after. */

@@ -59,6 +59,9 @@ describe('bench:lifetime, short form', () => {
     expect(d.leaks.items).toBe(deletedItems);
     expect(d.leaks.items_leaked).toBeLessThanOrEqual(d.leaks.items);
     expect(d.leaks.total).toBe(sum(d.leaks.per_surface));
+    const kinds = Object.values(d.leaks.by_kind as Record<string, { items: number; leaked: number }>);
+    expect(kinds.reduce((n, k) => n + k.items, 0)).toBe(d.leaks.items);
+    expect(kinds.reduce((n, k) => n + k.leaked, 0)).toBe(d.leaks.items_leaked);
     expect(d.wrong_removals.total).toBe(sum(d.wrong_removals.per_surface));
     for (const s of SURFACES) expect(d.wrong_removals.per_surface[s]).toBeLessThanOrEqual(d.wrong_removals.found_before[s]);
     // Every deleted item and survivor was in its user's export before the deletions.
