@@ -4,7 +4,7 @@ import { createMnemograph, type Mnemograph } from '../src/container';
 import { luceneTerms } from '../src/infra/fulltext-scope';
 import { keywords } from '../src/retrieval';
 import type { CachingEmbedder } from './recall-embedding-cache';
-import { defaultLocomoPath, loadLocomo } from './recall-datasets';
+import { defaultLocomoPath, loadLocomo, type BenchTurn } from './recall-datasets';
 import { percentiles } from './recall-metrics';
 import { deleteUsers } from './recall-cleanup';
 import { keyPrincipal } from '../src/access';
@@ -13,8 +13,29 @@ import { neo4jPaths, readPid } from '../src/stack/neo4j-process';
 import { MS_PER_TICK, processTicks, threadTicks } from './proc-cpu';
 import { jvmGcMeter, mainThreadGc, pauseSummary, pausesInCalls, type Span } from './pauses';
 
-const PER_CONVERSATION = 100;
+export const PER_CONVERSATION = 100;
 const BATCH = 1_000;
+
+/**
+ * Turns `from`..`to`-1 of a synthetic user: conversations of PER_CONVERSATION turns, texts
+ * drawn deterministically from `pool` (LoCoMo's turns, whose embeddings the disk cache holds),
+ * timestamps `step` ms apart from `start`.
+ */
+export function syntheticTurns(pool: BenchTurn[], userId: string, from: number, to: number, at: { start: number; step: number; source: string }) {
+  return Array.from({ length: Math.max(0, to - from) }, (_, k) => {
+    const i = from + k;
+    const t = pool[(i * 7_919) % pool.length]!;
+    return {
+      userId,
+      conversationId: `${userId}-c${Math.floor(i / PER_CONVERSATION)}`,
+      index: i % PER_CONVERSATION,
+      role: t.role,
+      content: t.content,
+      timestamp: new Date(at.start + i * at.step).toISOString(),
+      metadata: { speaker: t.speaker, source: at.source },
+    };
+  });
+}
 
 // Bare index queries, for comparison with remember(): what Neo4j alone costs.
 // $k, $embedding -> {id, score}: the vector index, no filtering at all
@@ -63,20 +84,7 @@ export async function runLatency(
   bar.start(opts.turns, have, { stage: 'ingest' });
   // Conversations are filled in order, so the stored count says where to resume.
   for (let n = have - (have % PER_CONVERSATION); n < opts.turns; n += BATCH) {
-    const batch = [];
-    for (let i = n; i < Math.min(n + BATCH, opts.turns); i++) {
-      const t = pool[(i * 7_919) % pool.length]!;
-      batch.push({
-        userId,
-        conversationId: `${userId}-c${Math.floor(i / PER_CONVERSATION)}`,
-        index: i % PER_CONVERSATION,
-        role: t.role,
-        content: t.content,
-        timestamp: new Date(start + i * step).toISOString(),
-        metadata: { speaker: t.speaker, source: 'bench-latency' },
-      });
-    }
-    await m.memory.storeTurns(batch);
+    await m.memory.storeTurns(syntheticTurns(pool, userId, n, Math.min(n + BATCH, opts.turns), { start, step, source: 'bench-latency' }));
     bar.update(Math.min(n + BATCH, opts.turns));
   }
   bar.stop();

@@ -16,12 +16,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import cliProgress from 'cli-progress';
-import { loadConfig } from '../src/config';
+import { applyEnvFile, loadConfig } from '../src/config';
 import { createMnemograph, type Mnemograph } from '../src/container';
 import { createEmbedder } from '../src/embedding';
 import type { Techniques } from '../src/retrieval';
 import { CachingEmbedder } from './recall-embedding-cache';
-import { loadLocomo, loadLongMemEval, turnKey, type BenchDataset, defaultLocomoPath } from './recall-datasets';
+import { loadLocomo, loadLongMemEval, type BenchDataset, defaultLocomoPath } from './recall-datasets';
+import { askedAt, ingestDataset, RunIds } from './recall-ingest';
 import { average, percentiles, publishedSessionRecall, scoreFacts, scoreQuestion, type QuestionScores } from './recall-metrics';
 import { deleteUsers } from './recall-cleanup';
 import { runLatency } from './recall-latency';
@@ -90,7 +91,9 @@ async function main(): Promise<void> {
     .parse()
     .opts<Options>();
 
-  // A fresh stack gets its schema here, as `npm start` would.
+  // The stack config/mnemograph.env (or MNEMOGRAPH_ENV_FILE) names, as `mnemograph` commands read it;
+  // a fresh stack gets its schema here, as `npm start` would.
+  applyEnvFile(process.env);
   const config = loadConfig({ ...process.env, EMBEDDING_MODE: 'inline', MIGRATE_ON_START: 'true', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
   const embedder = new CachingEmbedder(
     createEmbedder(config.embedding),
@@ -137,41 +140,16 @@ export async function runRecall(
   opts: { systems: string[]; depth: number; limit?: number; keep: boolean; reuse?: string; repeat?: number; quiet?: boolean; knowledge?: boolean },
 ): Promise<RecallResult> {
   const run = opts.reuse ?? `rb${Date.now().toString(36)}`;
-  const userOf = (convKey: string) => `${run}-${convKey}`;
+  const ids = new RunIds(run);
+  const userOf = (convKey: string) => ids.user(convKey);
   const bars = opts.quiet
     ? undefined
     : new cliProgress.MultiBar({ format: '{stage} |{bar}| {value}/{total} {eta_formatted}', hideCursor: true, noTTYOutput: true, notTTYSchedule: 5_000 }, cliProgress.Presets.shades_classic);
 
-  // Ingest: one storeTurns call per session, sessions in order; the turn's timestamp is the
-  // session's (plus its position in seconds, so order within a session is kept).
   const totalTurns = ds.conversations.reduce((n, c) => n + c.sessions.reduce((k, s) => k + s.turns.length, 0), 0);
   const ingestBar = bars?.create(totalTurns, 0, { stage: 'ingest ' });
   const t0 = performance.now();
-  // Conversations are independent users: ingest two at a time, one per embedding worker
-  // thread (the local embedder runs two), sessions in order within each.
-  const ingestConversation = async (conv: BenchDataset['conversations'][number]) => {
-    for (const session of conv.sessions) {
-      if (session.turns.length === 0) continue;
-      const base = Date.parse(session.date);
-      await m.memory.storeTurns(
-        session.turns.map((t, i) => ({
-          userId: userOf(conv.key),
-          conversationId: `${run}-${session.key}`,
-          index: i,
-          role: t.role,
-          content: t.content,
-          timestamp: new Date(base + i * 1000).toISOString(),
-          metadata: { speaker: t.speaker, sessionId: session.key, source: `bench-${ds.name}` },
-        })),
-      );
-      ingestBar?.increment(session.turns.length);
-    }
-  };
-  const queue = [...ds.conversations];
-  const lane = async () => {
-    for (let conv = queue.shift(); conv; conv = queue.shift()) await ingestConversation(conv);
-  };
-  if (!opts.reuse) await Promise.all([lane(), lane()]);
+  if (!opts.reuse) await ingestDataset(m, ds, ids, (n) => ingestBar?.increment(n));
   const ingestSeconds = (performance.now() - t0) / 1000;
   const knowledge = opts.knowledge
     ? await learnKnowledge(
@@ -181,22 +159,21 @@ export async function runRecall(
       )
     : undefined;
 
-  // The moment questions are asked: the record's own date, or a day after the conversation.
-  const lastDate = new Map(ds.conversations.map((c) => [c.key, c.sessions[c.sessions.length - 1]?.date ?? new Date().toISOString()]));
+  const askedAtOf = askedAt(ds);
   const questions = ds.questions.slice(0, opts.limit ?? ds.questions.length);
   const queryBar = bars?.create(questions.length * opts.systems.length * Math.max(1, opts.repeat ?? 1), 0, { stage: 'recall ' });
   const perSystem = new Map<string, { scores: Array<{ cat: string; s: QuestionScores }>; published: number[]; ms: number[] }>();
   for (const name of opts.systems) perSystem.set(name, { scores: [], published: [], ms: [] });
   const rounds = Math.max(1, opts.repeat ?? 1);
   for (const [round, q] of Array.from({ length: rounds }, (_, r) => questions.map((q) => [r, q] as const)).flat()) {
-    const asOf = q.askedAt ?? new Date(Date.parse(lastDate.get(q.conversationKey)!) + 86_400_000).toISOString();
+    const asOf = askedAtOf(q);
     for (const name of opts.systems) {
       const techniques = SYSTEMS[name];
       if (!techniques) throw new Error(`unknown system ${name}; use ${Object.keys(SYSTEMS).join(', ')}`);
       const start = performance.now();
       const bundle = await m.memory.remember({ userId: userOf(q.conversationKey), query: q.question, topK: opts.depth, asOf, techniques });
       const ms = performance.now() - start;
-      const ranked = bundle.turns.map((t) => keyOf(t.turn, run));
+      const ranked = bundle.turns.map((t) => ids.keyOf(t.turn));
       const acc = perSystem.get(name)!;
       acc.ms.push(ms);
       queryBar?.increment();
@@ -249,9 +226,6 @@ export async function runRecall(
   return result;
 }
 
-/** A turn's key in the dataset (`<session key>#<index>`): its conversation id is `<run>-<session key>`. */
-const keyOf = (t: { conversationId: string; index: number }, run: string) => turnKey(t.conversationId.slice(run.length + 1), t.index);
-
 /**
  * Consolidates the run's users with the configured extractor (the worker's consolidate job),
  * then maps every turn id of theirs to its dataset key, so that a recalled fact is scored by
@@ -268,7 +242,7 @@ async function learnKnowledge(m: Mnemograph, userIds: string[], run: string): Pr
     { subsystem: 'bench', op: 'turnKeys' },
   );
   return {
-    turnKeys: new Map(rows.map((r) => [r.id, keyOf(r, run)])),
+    turnKeys: new Map(rows.map((r) => [r.id, new RunIds(run).keyOf(r)])),
     learned: { status: job.status, seconds: Math.round((performance.now() - t0) / 100) / 10, facts: total('Fact'), entities: total('Entity'), extractor: m.extractor.model },
   };
 }
