@@ -244,8 +244,7 @@ function setupOf(m: Mnemograph, o: LifetimeOptions, datasets: BenchDataset[], sc
       schedules,
       archive_days: m.config.worker.archiveDays,
       decay_rate: m.config.worker.decayRate,
-      cleanup_min_salience: m.config.worker.cleanupMinSalience,
-      cleanup_unused_days: m.config.worker.cleanupUnusedDays,
+      retention_delete_days: m.config.worker.deleteDays ?? null,
     },
     tenant: tenantId,
   };
