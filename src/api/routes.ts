@@ -72,7 +72,13 @@ const TURN_HANDLERS = {
       ),
     };
   },
-  forgetUser: ({ userId }, { users, unregister, answered }) => users.erase(userId, { then: unregister, openAfter: answered }),
+  forgetUser: async ({ userId }, { users, unregister, answered, tenantId }) => {
+    const report = await users.erase(userId, { then: unregister, openAfter: answered });
+    if (!report.receipt) return report;
+    // The receipt names the user as the tenant knows them, with the tenant: verify-receipt maps it back.
+    const receipt = JSON.parse(report.receipt) as { userId: string };
+    return { ...report, receipt: JSON.stringify({ ...receipt, userId: new TenantNamespace(tenantId).toExternal(receipt.userId), tenantId }) };
+  },
 } satisfies Handlers<typeof TURN_ROUTE_DEFS>;
 
 /** Every route with its handler, in documentation order. */

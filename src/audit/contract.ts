@@ -143,8 +143,10 @@ export interface ErasureReceipt {
   chainSeq: number;
   contentHash: string;
   rowHash: string;
-  /** The erased user, as stored (internal, tenant-namespaced). */
+  /** The erased user: as stored (internal, tenant-namespaced), or as `tenantId` knows it (the API's receipts). */
   userId: string;
+  /** The tenant whose id `userId` is (absent: `userId` is as stored). */
+  tenantId?: string;
   /** What went, by kind: the erasure report's counts (nodes, rows per table, keys, audit rows redacted). */
   counts: Record<string, number | Record<string, number>>;
 }

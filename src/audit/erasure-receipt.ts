@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { z } from 'zod';
+import { TenantNamespace } from '../access';
 import { ValidationError } from '../errors';
 import type { ChainReport, ErasureReceipt, ErasureRecordRow } from './contract';
 import { PgAuditChain } from './pg-audit-chain';
@@ -18,6 +19,7 @@ const ReceiptSchema = z.strictObject({
   contentHash: HEX_HASH,
   rowHash: HEX_HASH,
   userId: z.string().min(1),
+  tenantId: z.string().min(1).optional(),
   counts: z.record(z.string(), z.union([COUNT, z.record(z.string(), COUNT)])),
 });
 
@@ -106,8 +108,10 @@ function recordProblem(row: ErasureRecordRow & { digest: Buffer }, receipt: Eras
   if (row.operation !== 'forget_user') return `audit row ${row.id} is a ${row.operation} row, not an erasure record`;
   if (!row.content_hash || !row.digest.equals(row.content_hash)) return `the erasure record ${row.id} was changed after it was written (its content no longer matches its content hash)`;
   const stored = erasureReceipt(row);
+  // A receipt from the API names the user as its tenant knows them.
+  const named = { ...receipt, userId: receipt.tenantId ? new TenantNamespace(receipt.tenantId).toInternal(receipt.userId, 'userId') : receipt.userId };
   for (const field of ['chainSeq', 'contentHash', 'rowHash', 'recordedAt', 'userId'] as const) {
-    if (stored[field] !== receipt[field]) return `the erasure record's ${field} is ${stored[field]}, the receipt's ${receipt[field]}: the record was rewritten, or the receipt edited`;
+    if (stored[field] !== named[field]) return `the erasure record's ${field} is ${stored[field]}, the receipt's ${named[field]}: the record was rewritten, or the receipt edited`;
   }
   if (JSON.stringify(sorted(stored.counts)) !== JSON.stringify(sorted(receipt.counts))) return "the receipt's counts are not the erasure record's: the receipt was edited";
   return null;
