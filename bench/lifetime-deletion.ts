@@ -185,12 +185,13 @@ async function deleteAll(api: ApiClient, deleted: ReturnType<typeof choose>['del
     if (r.status !== 200) throw new Error(`${method} ${path}: ${r.status} ${r.text.slice(0, 300)}`);
     ms[kind].push(r.ms);
   };
+  // Facts first: a delete of the turns a fact came from takes the fact with it, and a retraction would then find nothing.
+  for (const f of deleted.facts) await must('fact', 'POST', `/v1/users/${f.userId}/facts/${f.id}/retract`, { reason: 'bench:lifetime deletion pass' });
   for (const t of deleted.turns) {
     const [conversationId, index] = [t.id.slice(0, t.id.lastIndexOf(':')), t.id.slice(t.id.lastIndexOf(':') + 1)];
     await must('turn', 'DELETE', `/v1/users/${t.userId}/conversations/${conversationId}/turns/${index}`);
   }
   for (const c of deleted.conversations) await must('conversation', 'DELETE', `/v1/users/${c.userId}/conversations/${c.id}`);
-  for (const f of deleted.facts) await must('fact', 'POST', `/v1/users/${f.userId}/facts/${f.id}/retract`, { reason: 'bench:lifetime deletion pass' });
   return Object.fromEntries(Object.entries(ms).map(([k, v]) => [k, { ...percentiles(v), n: v.length }]));
 }
 
