@@ -67,7 +67,7 @@ import { startServer, type RunningServer } from '../src/api/server';
 import { mountMcp } from '../src/mcp/http';
 import { DEFAULT_SCHEDULES, type JobName } from '../src/worker';
 import { CachingEmbedder } from './recall-embedding-cache';
-import { defaultLocomoPath, loadLocomo, loadLongMemEval, type BenchDataset } from './recall-datasets';
+import { defaultLocomoPath, defaultLongMemEvalPath, loadLocomo, loadLongMemEval, type BenchDataset } from './recall-datasets';
 import { ingestDataset, RunIds } from './recall-ingest';
 import { deleteUsers } from './recall-cleanup';
 import { jobTimetable } from './lifetime-schedule';
@@ -311,7 +311,7 @@ async function main(): Promise<void> {
     .option('--scale <sizes>', 'turns of the users of the delete-cost part', '10000,100000')
     .option('--skip-scale', 'skip the delete-cost part')
     .option('--keep', 'keep the bench users instead of deleting them')
-    .option('--longmemeval <file>', 'LongMemEval sample', '/work/shared/data/longmemeval_s_dev.json')
+    .option('--longmemeval <file>', 'LongMemEval sample', defaultLongMemEvalPath())
     .option('--out <file>', 'result file', join(ROOT, 'bench/results/lifetime.json'))
     .parse()
     .opts<CliOptions>();

@@ -2,14 +2,17 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 
 /**
- * Where LoCoMo is read from: LOCOMO_PATH, else the shared data folder next to the checkout,
- * else the workplace's shared folder (a clean clone may live elsewhere). The file is
- * CC BY-NC and is never copied into the repository.
+ * Where a shared dataset is read from: the given environment variable, else the shared data
+ * folder next to the checkout, else the workplace's shared folder (a clean clone may live
+ * elsewhere). The files are never copied into the repository (LoCoMo is CC BY-NC).
  */
-export function defaultLocomoPath(): string {
-  const candidates = [process.env.LOCOMO_PATH, resolve(__dirname, '../../shared/data/locomo10.json'), '/work/shared/data/locomo10.json'];
+function sharedDataPath(file: string, envVar: string): string {
+  const candidates = [process.env[envVar], resolve(__dirname, '../../shared/data', file), `/work/shared/data/${file}`];
   return candidates.find((p): p is string => p !== undefined && existsSync(p)) ?? candidates[1]!;
 }
+
+export const defaultLocomoPath = (): string => sharedDataPath('locomo10.json', 'LOCOMO_PATH');
+export const defaultLongMemEvalPath = (): string => sharedDataPath('longmemeval_s_dev.json', 'LONGMEMEVAL_PATH');
 
 /**
  * Recall-benchmark datasets in one shape: conversations (one user each) made of dated

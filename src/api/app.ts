@@ -205,10 +205,14 @@ function handle(r: Route, ctx: RouteContext, tenants: PgTenantStore, fence: User
       const unregister = async () => {
         for (const u of userIds) await tenants.unregisterUser(principal.tenantId, u);
       };
-      const answered = new Promise<void>((done) => {
-        res.once('finish', done);
-        res.once('close', done);
-      });
+      // Only an erasure waits for its own answer (its fence opens after it); other routes skip the listeners.
+      const answered =
+        r.access === 'erase'
+          ? new Promise<void>((done) => {
+              res.once('finish', done);
+              res.once('close', done);
+            })
+          : Promise.resolve();
       const result = await r.handler(internal, {
         ...ctx,
         memory,
